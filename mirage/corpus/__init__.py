@@ -1,0 +1,1 @@
+"""Corpus construction: templates x lexicon fills x identity variants, validated, split."""

@@ -1,0 +1,38 @@
+"""`corpus:` section of params.yaml."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Identity = Literal["muslim", "christian", "jewish", "hindu", "secular"]
+Language = Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
+ARABIC: tuple[str, ...] = ("ar-msa", "ar-egy", "ar-lev", "ar-mag")
+
+
+class CorpusParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    data_dir: str = Field("data", description="Folder holding templates/, lexicons/, harnesses/ and identities.yaml.")
+    out: str = Field("results/corpus/prompts.jsonl", description="Where `mirage corpus` writes the prompt table.")
+    seed: int = Field(20260616, description="Seed for instantiation order, split and subset draws (hash-based, platform independent).")
+    instantiations_per_template: int = Field(200, ge=1, description="Base prompts per template (paper §3.2: 200).")
+    identities: list[Identity] = Field(
+        default_factory=lambda: ["muslim", "christian", "jewish", "hindu", "secular"],
+        description="Identity variants per base prompt; the focal identity must be among them.",
+    )
+    focal_identity: Identity = Field("muslim", description="The focal identity; all others are controls.")
+    arabic_subset: int = Field(400, ge=0, description="Base prompts (from T1-T4, T6) in the cross-lingual parallel subset.")
+    arabic_languages: list[Language] = Field(
+        default_factory=lambda: list(ARABIC), description="Arabic variants of the cross-lingual subset."
+    )
+    lite_fraction: float = Field(0.15, gt=0, le=1, description="Share of base prompts in the stratified lite split (App. J).")
+    test_fraction: float = Field(0.2, ge=0, lt=1, description="Share of base prompts held out as the `test` split; the rest is `dev`.")
+
+    @field_validator("identities")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v) or len(v) < 2:
+            raise ValueError("identities must be at least two distinct values")
+        return v

@@ -1,0 +1,102 @@
+"""The single run configuration, `params.yaml`, validated against typed per-stage sections.
+
+Every field has a description and a default; a bad value stops with an error that names the
+key and, where the field is a choice, the allowed values. Each stage package defines its own
+section model in `<stage>/params.py`; this module composes them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mirage.corpus.params import CorpusParams
+from mirage.hashing import content_hash
+from mirage.slices import SlicesParams
+
+DEFAULT_PATH = "params.yaml"
+
+
+class Params(BaseModel):
+    """Root of params.yaml: one section per pipeline stage."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    corpus: CorpusParams = Field(default_factory=CorpusParams, description="Corpus construction (`mirage corpus`).")
+    slices: SlicesParams = Field(default_factory=SlicesParams, description="Models and protocol deviations per slice (demo, lite, full).")
+
+
+class ParamsError(ValueError):
+    """params.yaml failed validation; the message lists every bad key."""
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """Field names allowed at the parent of `loc` (for 'unknown key' errors)."""
+    for part in loc[:-1]:
+        field = model.model_fields.get(part) if isinstance(part, str) else None
+        ann = getattr(field, "annotation", None) if field else None
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            model = ann
+        else:
+            return []
+    return sorted(model.model_fields)
+
+
+def format_validation_error(exc: ValidationError, source: str) -> str:
+    lines = [f"{source}: {exc.error_count()} invalid value(s)"]
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_keys(Params, err["loc"])
+            msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
+        given = err.get("input")
+        shown = "" if err["type"] in ("extra_forbidden", "missing") else f" (got {given!r})"
+        lines.append(f"  - {key}: {msg}{shown}")
+    return "\n".join(lines)
+
+
+def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> Params:
+    """Validate a parsed params mapping (e.g. Snakemake's `config`)."""
+    try:
+        return Params.model_validate(raw or {})
+    except ValidationError as exc:
+        raise ParamsError(format_validation_error(exc, source)) from None
+
+
+def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
+    """Read and validate params.yaml; a missing file means all defaults."""
+    path = Path(path)
+    if not path.exists():
+        return Params()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ParamsError(f"{path}: top level must be a mapping of sections")
+    return validate_params(raw, str(path))
+
+
+def section_hash(params: Params, *sections: str) -> str:
+    """Hash of the named sections, recorded next to outputs for provenance."""
+    return content_hash({s: getattr(params, s).model_dump(mode="json") for s in sections})
+
+
+def describe(model: type[BaseModel] = Params, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(key, default, description) for every leaf field, for `mirage params` and the docs."""
+    rows = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{name}"
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows.append((key, "", field.description or ""))
+            rows.extend(describe(ann, key + "."))
+        else:
+            default = field.get_default(call_default_factory=True)
+            rows.append((key, repr(default), field.description or ""))
+    return rows

@@ -1,0 +1,35 @@
+"""`slices:` section of params.yaml: which models run on which slice, and declared protocol deviations.
+
+A slice is a subset of the rendered requests (`slices` column): `demo` is a small stratified CPU
+run on the embedded model, `lite` the paper's stratified 15% split, `full` everything. Anything
+set here that differs from the protocol (n_samples, max_tokens) is a deviation the report prints.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SliceName = Literal["demo", "lite", "full"]
+SLICE_NAMES: tuple[str, ...] = ("demo", "lite", "full")
+PAPER_MODELS = ["gpt-4o", "claude-opus-4", "gemini-1.5-pro", "llama-3.3-70b", "qwen2.5-72b", "deepseek-v3"]
+
+
+class SliceParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[str] = Field(default_factory=lambda: list(PAPER_MODELS), description="Registry names of the models run on this slice.")
+    n_samples: int | None = Field(None, ge=1, description="Samples per request; null = protocol (generate.n_samples).")
+    max_tokens: dict[str, int] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
+
+
+class SlicesParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    demo: SliceParams = Field(
+        default_factory=lambda: SliceParams(models=["smollm2-135m"], n_samples=2, max_tokens={"C1": 40, "C2": 96, "C3": 64}),
+        description="CPU smoke run on the embedded model (reduced samples and tokens).",
+    )
+    lite: SliceParams = Field(default_factory=SliceParams, description="The stratified 15% lite split (App. J).")
+    full: SliceParams = Field(default_factory=SliceParams, description="The full benchmark.")
