@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
+import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,9 @@ def load_causal_lm(
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     verify_revision(model_id, revision, gguf_file)
+    cached = _dequantised_cache(revision) if gguf_file else None
+    if cached is not None and (cached / "model.safetensors").exists():
+        return _load_cached(cached, dtype)
     path = resolve_model_path(model_id)
     hub_revision = None if (revision or "").startswith("sha256:") else revision
     kwargs: dict[str, Any] = {"revision": hub_revision}
@@ -75,6 +81,53 @@ def load_causal_lm(
     tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch_dtype, device_map=device_map, **kwargs)
     model.eval()
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if cached is not None and torch_dtype == torch.float32:
+        _save_cache(model, tokenizer, cached)
+    return model, tokenizer
+
+
+def _dequantised_cache(revision: str | None) -> Path | None:
+    """Folder caching a GGUF model de-quantised to float32 (keyed by the GGUF's sha256); None if unpinned.
+
+    Loading from it takes ~2 s instead of ~25 s of GGUF de-quantisation. `MIRAGE_CACHE` overrides
+    the root (default ~/.cache/mirage); `MIRAGE_CACHE=off` disables the cache.
+    """
+    root = os.environ.get("MIRAGE_CACHE", str(Path.home() / ".cache" / "mirage"))
+    if root == "off" or not (revision or "").startswith("sha256:"):
+        return None
+    return Path(root) / "models" / revision.removeprefix("sha256:")
+
+
+def _save_cache(model: Any, tokenizer: Any, folder: Path) -> None:
+    """Write config, tokenizer and weights to a temp folder and rename it into place (atomic)."""
+    from safetensors.torch import save_model
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)
+        type(model.config).from_dict(config).save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"))
+        os.replace(tmp, folder)
+    except OSError:  # another process won the race, or the cache is read-only: loading still worked
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _load_cached(folder: Path, dtype: str) -> tuple[Any, Any]:
+    import torch
+    from safetensors.torch import load_model
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    torch_dtype = torch.float32 if dtype == "auto" else getattr(torch, dtype)
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(folder), dtype=torch_dtype)
+    load_model(model, str(folder / "model.safetensors"))
+    model.eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token

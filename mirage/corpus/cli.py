@@ -49,7 +49,7 @@ def corpus(params_path: str, out: str | None, check_path: str | None) -> None:
     try:
         p = load_params(params_path).corpus
         sources = load_sources(p.data_dir)
-        validator = Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms)
+        validator = Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, p.identities)
         if check_path is not None:
             path = check_path or p.out
             rows = list(read_jsonl(path, required=("base_id", "identity", "language", "text", "swap_span")))

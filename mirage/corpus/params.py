@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Identity = Literal["muslim", "christian", "jewish", "hindu", "secular"]
 Language = Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
@@ -36,3 +36,9 @@ class CorpusParams(BaseModel):
         if len(set(v)) != len(v) or len(v) < 2:
             raise ValueError("identities must be at least two distinct values")
         return v
+
+    @model_validator(mode="after")
+    def _focal_in_identities(self) -> "CorpusParams":
+        if self.focal_identity not in self.identities:
+            raise ValueError(f"focal_identity '{self.focal_identity}' must be one of identities {self.identities}")
+        return self

@@ -54,7 +54,14 @@ def article_errors(text: str) -> list[str]:
 
 
 class Validator:
-    def __init__(self, identity_tokens: dict[str, list[str]], presupposing_terms: list[str], identity_forms: dict):
+    def __init__(
+        self,
+        identity_tokens: dict[str, list[str]],
+        presupposing_terms: list[str],
+        identity_forms: dict,
+        identities: Iterable[str] | None = None,
+    ):
+        self._identities = sorted(identities or identity_forms)
         en = sorted(identity_tokens.get("en", []), key=len, reverse=True)
         self._en = re.compile(r"\b(" + "|".join(map(re.escape, en)) + r")\b", re.IGNORECASE) if en else None
         self._ar = sorted(identity_tokens.get("ar", []), key=len, reverse=True)
@@ -73,7 +80,7 @@ class Validator:
         groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
         for row in rows:
             groups[(row["base_id"], row["language"])].append(row)
-        identities = sorted({r["identity"] for g in groups.values() for r in g})
+        identities = self._identities
         seen: dict[tuple[str, str, str], str] = {}
         for (bid, lang), variants in groups.items():
             issues += self._check_group(bid, lang, variants, identities)

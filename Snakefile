@@ -1,0 +1,35 @@
+# MIRAGE workflow: corpus -> render -> generate (per model) -> label -> metrics -> report, plus the logit-lens probe.
+# Targets: `all` (full benchmark, default), `lite` (stratified 15% split), `demo` (CPU run on the embedded model).
+#   snakemake --cores all --resources gpu=8          # full matrix on a GPU node
+#   snakemake --cores all demo                       # minutes on a laptop, no GPU or API key
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "params.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/corpus.smk"
+include: "workflow/rules/render.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/label.smk"
+include: "workflow/rules/metrics.smk"
+include: "workflow/rules/report.smk"
+include: "workflow/rules/probe.smk"
+
+
+rule all:
+    input:
+        slice_targets("full"),
+
+
+rule lite:
+    input:
+        slice_targets("lite"),
+
+
+rule demo:
+    input:
+        slice_targets("demo"),
