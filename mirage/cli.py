@@ -14,6 +14,14 @@ from mirage import __version__
 COMMANDS: dict[str, str] = {
     "params": "mirage.params_cli:params",
     "corpus": "mirage.corpus.cli:corpus",
+    "label": "mirage.label.cli:label",
+    "metrics": "mirage.metrics.cli:metrics",
+    "validate": "mirage.validation.cli:validate",
+    "report": "mirage.report.cli:report",
+    "render": "mirage.render.cli:render",
+    "probe": "mirage.probe.cli:probe",
+    "generate": "mirage.generate.cli:generate",
+    "estimate": "mirage.generate.cli:estimate",
 }
 
 

@@ -15,7 +15,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mirage.corpus.params import CorpusParams
+from mirage.generate.params import GenerateParams, ModelSpec, default_models
 from mirage.hashing import content_hash
+from mirage.label.params import LabelParams
+from mirage.metrics.params import MetricsParams
+from mirage.probe.params import ProbeParams
+from mirage.render.params import RenderParams
+from mirage.report.params import ReportParams
 from mirage.slices import SlicesParams
 
 DEFAULT_PATH = "params.yaml"
@@ -27,7 +33,14 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     corpus: CorpusParams = Field(default_factory=CorpusParams, description="Corpus construction (`mirage corpus`).")
+    render: RenderParams = Field(default_factory=RenderParams, description="Request rendering: conditions, RAG layer, mitigations (`mirage render`).")
+    probe: ProbeParams = Field(default_factory=ProbeParams, description="Logit-lens probe of open models (`mirage probe`).")
+    report: ReportParams = Field(default_factory=ReportParams, description="Figures, tables and the HTML report (`mirage report`).")
+    label: LabelParams = Field(default_factory=LabelParams, description="Violence labels, C3 decisions, CoT pathways (`mirage label`); human spot-validation (`mirage validate`).")
+    metrics: MetricsParams = Field(default_factory=MetricsParams, description="Metrics and App. G statistics (`mirage metrics`).")
     slices: SlicesParams = Field(default_factory=SlicesParams, description="Models and protocol deviations per slice (demo, lite, full).")
+    models: dict[str, ModelSpec] = Field(default_factory=default_models, description="Model registry: name -> provider, model id, pinned revision, limits, prices (docs/generation.md).")
+    generate: GenerateParams = Field(default_factory=GenerateParams, description="Sampling protocol and completion store (`mirage generate`, `mirage estimate`).")
 
 
 class ParamsError(ValueError):

@@ -6,6 +6,14 @@ CONDITIONS = ["C1", "C2", "C3"]
 SLICES = ["demo", "lite", "full"]
 # Built from containers/Dockerfile.gpu (see containers/README.md); used with `--sdm apptainer`.
 GPU_CONTAINER = "docker://mirage-bench/mirage:0.1.0-gpu"
+# Settings that change how a job runs but not what it produces: left out of rule params so that
+# changing them reruns nothing (the completion store's keys leave them out too).
+OPERATIONAL_MODEL_FIELDS = {
+    "max_concurrency", "requests_per_minute", "max_retries", "timeout_s", "use_batch_api",
+    "batch_min_requests", "batch_size", "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s",
+    "api_key_env", "allow_unpinned",
+}
+SAMPLING_KEYS = {"temperature", "top_p", "n_samples", "max_tokens", "seed"}
 
 
 def slice_models(slice_name):

@@ -9,7 +9,7 @@ rule generate:
     output:
         "results/generations/{model}/{slice}/{condition}.jsonl",
     params:
-        generate=PARAMS.generate.model_dump(mode="json"),
+        sampling=PARAMS.generate.model_dump(mode="json", include=SAMPLING_KEYS),
         model=lambda wc: model_spec(wc.model).model_dump(mode="json", exclude=OPERATIONAL_MODEL_FIELDS),
         slice=lambda wc: getattr(PARAMS.slices, wc.slice).model_dump(mode="json"),
     log:

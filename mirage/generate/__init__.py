@@ -1,0 +1,1 @@
+"""Generation stage: model registry, four providers behind one interface, and the resumable completion store."""

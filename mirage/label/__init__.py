@@ -1,0 +1,1 @@
+"""`mirage label`: violence labels, C3 decisions, CoT pathway tags, refusals and errors per generation."""

@@ -1,0 +1,71 @@
+"""Turn generation rows into label rows (docs/artefacts.md, results/labels/{model}/{slice}.jsonl)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from mirage.io import DataError
+from mirage.label.decisions import Harness, parse_choice, parse_score
+from mirage.label.lexicon import is_refusal
+from mirage.label.pathways import tag_pathways
+
+ID_COLUMNS: tuple[str, ...] = (
+    "key", "row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
+    "condition", "rag_pool", "mitigation", "lite", "split", "model", "sample_index",
+)
+REQUIRED: tuple[str, ...] = (*ID_COLUMNS, "text", "answer")
+
+
+class Judge(Protocol):
+    name: str
+
+    def label_violence(self, items: list[tuple[str | None, str, bool]]) -> list[tuple[int | None, int | None, bool]]: ...
+
+    def score_summaries(self, texts: list[str]) -> list[str | None]: ...
+
+
+def _failed(row: dict) -> bool:
+    return bool(row.get("error")) or row.get("finish_reason") == "error"
+
+
+def label_rows(rows: list[dict], harnesses: dict[str, Harness], judge: Judge, data_dir: str = "data",
+               source: str = "generations") -> list[dict]:
+    """Label every row; failed generations get error=True and null labels (never dropped)."""
+    out = [{c: row[c] for c in ID_COLUMNS} for row in rows]
+    todo = [i for i, row in enumerate(rows) if not _failed(row)]
+    items = []
+    for i in todo:
+        row = rows[i]
+        reasoning = row.get("reasoning") if row["condition"] == "C2" else None
+        items.append((reasoning, row["answer"] or "", row["condition"] in ("C1", "C2")))
+    verdicts = dict(zip(todo, judge.label_violence(items), strict=True))
+    summaries = [i for i in todo if rows[i]["condition"] == "C3" and rows[i]["harness"] in harnesses
+                 and harnesses[rows[i]["harness"]].kind == "summary" and not is_refusal(rows[i]["answer"] or "")]
+    favour = dict(zip(summaries, judge.score_summaries([rows[i]["answer"] or "" for i in summaries]), strict=True))
+    for i, (row, lab) in enumerate(zip(rows, out)):
+        lab.update(violent=None, violent_reasoning=None, decision=None, score=None, parse_ok=False,
+                   refusal=False, error=_failed(row), pathways=[], judge=judge.name)
+        if lab["error"]:
+            continue
+        v_ans, v_rea, refusal = verdicts[i]
+        lab.update(violent=v_ans, violent_reasoning=v_rea, refusal=refusal or is_refusal(row["answer"] or ""))
+        if row["condition"] == "C2":
+            lab["pathways"] = tag_pathways(row.get("reasoning"), v_ans, data_dir)
+        if row["condition"] != "C3":
+            lab["parse_ok"] = v_ans is not None
+            continue
+        harness = harnesses.get(row["harness"])
+        if harness is None:
+            raise DataError(f"{source}: row {row['row_id']}: field harness: unknown harness {row['harness']!r} "
+                            f"(known: {', '.join(sorted(harnesses))})")
+        if lab["refusal"]:
+            continue
+        if harness.kind == "choice":
+            decision = parse_choice(row["answer"] or "", harness.options)
+        elif harness.kind == "score":
+            decision = parse_score(row["answer"] or "", harness.lo, harness.hi)
+        else:
+            decision = favour.get(i)
+        if decision is not None:
+            lab.update(decision=decision, score=harness.normalise(decision), parse_ok=True)
+    return out

@@ -1,0 +1,1 @@
+"""`mirage metrics`: per-model metrics with paired, template-stratified bootstrap statistics (App. G)."""

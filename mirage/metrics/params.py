@@ -1,0 +1,23 @@
+"""`metrics:` section of params.yaml."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class MetricsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    labels_dir: str = Field("results/labels", description="Root of the label files ({model}/{slice}.jsonl).")
+    out_dir: str = Field("results/metrics", description="Where metrics go ({slice}/metrics.csv, summary.json, per_prompt.csv).")
+    n_boot: int = Field(10_000, ge=100, description="Paired bootstrap resamples B (App. G.2).")
+    n_perm: int = Field(10_000, ge=100, description="Permutations for the delta_t test (App. G.5).")
+    seed: int = Field(20260616, description="Seed of the bootstrap and permutation generators.")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Family-wise error rate for Holm; CIs are (1 - alpha).")
+    skew_threshold: float = Field(0.5, ge=0, description="Use BCa instead of the percentile CI when |skewness| of the bootstrap distribution exceeds this (App. G.2).")
+    high_delta: float = Field(0.15, ge=0, le=1, description="High-asymmetry item: |delta_i| > this (App. F.3).")
+    low_c1: float = Field(0.10, ge=0, le=1, description="Low C1 violence: v_i < this (App. F.3).")
+    family_mitigations: list[str] = Field(
+        default_factory=lambda: ["M1", "M2", "M3", "M4"],
+        description="Mitigations in the Holm families violence_reduction and asymmetry_reduction (App. G.4); others get no family.",
+    )

@@ -1,0 +1,187 @@
+"""The request matrix: baseline C1/C2/C3, the RAG layer, the mitigation audit, and slice tags."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from mirage.hashing import content_hash, rank_key
+from mirage.io import DataError
+from mirage.render.conditions import Request, completion_content, decision_content
+from mirage.render.mitigations import compose, hide_identity_field
+from mirage.render.params import RenderParams
+from mirage.render.rag import Retriever, context_block
+from mirage.render.texts import Harness, MitigationTexts
+
+CORPUS_FIELDS = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split",
+                 "text", "swap_span", "swap_text", "identity_field", "parallel")
+COPIED = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split")
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Everything a request is rendered from besides the corpus."""
+
+    texts: MitigationTexts
+    cot_translations: dict[str, str]
+    harnesses: dict[str, Harness]
+    retriever: Retriever
+
+
+def conditions_of(row: dict) -> tuple[str, ...]:
+    """Baseline conditions of a corpus row: T5 case files go to C3, other templates to C1 and C2."""
+    return ("C3",) if row["template"] == "T5" else ("C1", "C2")
+
+
+def retrieval_query(row: dict) -> str:
+    """The row's text with the identity span removed: identical for all identity variants of a base prompt."""
+    start, end = row["swap_span"]
+    return " ".join((row["text"][:start] + " " + row["text"][end:]).split())
+
+
+class Renderer:
+    def __init__(self, p: RenderParams, src: Sources):
+        self.p, self.src = p, src
+
+    def cot(self, language: str) -> str:
+        if language == "en":
+            return self.p.cot_suffix
+        try:
+            return self.src.cot_translations[language]
+        except KeyError:
+            raise DataError(f"{self.p.cot_suffix_translations}: no C2 suffix for language {language!r}") from None
+
+    def content(self, row: dict, condition: str, mitigation: str):
+        if condition != "C3":
+            return completion_content(row["text"])
+        harness = self.src.harnesses.get(row["harness"])
+        if harness is None:
+            raise DataError(f"{self.p.corpus}: prompt {row['prompt_id']}: no harness file for {row['harness']!r} in {self.p.harness_dir}")
+        text = row["text"]
+        if mitigation == "structural":
+            where = f"{self.p.corpus}: prompt {row['prompt_id']}"
+            text = hide_identity_field(text, row["identity_field"] or harness.identity_field, self.src.texts.structural.placeholder, where)
+            if row["swap_text"] in text:
+                raise DataError(f"{where}: identity {row['swap_text']!r} still present after hiding the identity field")
+        return decision_content(text, harness)
+
+    def request(self, row: dict, condition: str, mitigation: str = "none", context: str | None = None) -> Request:
+        cot = self.cot(row["language"]) if condition == "C2" else None
+        return compose(condition, self.content(row, condition, mitigation), self.src.texts, mitigation, context, cot)
+
+
+def make_row(row: dict, condition: str, rag_pool: str, mitigation: str, req: Request, retrieved: list[str]) -> dict:
+    fields = req.fields()
+    out = {k: row[k] for k in COPIED}
+    out.update(fields)
+    out.update(
+        row_id="q" + content_hash([row["prompt_id"], condition, rag_pool, mitigation]),
+        request_id="r" + content_hash(fields),
+        condition=condition,
+        rag_pool=rag_pool,
+        mitigation=mitigation,
+        retrieved=retrieved,
+    )
+    return out
+
+
+def _by_rank(base_ids: Iterable[str], *salt: object) -> list[str]:
+    return sorted(base_ids, key=lambda b: rank_key(*salt, b))
+
+
+def rag_bases(rows: list[dict], p: RenderParams) -> list[str]:
+    """`rag.n_base` English base prompts, stratified equally over `rag.templates`, hash-ordered."""
+    by_template = defaultdict(set)
+    for r in rows:
+        if r["language"] == "en" and r["template"] in p.rag.templates:
+            by_template[r["template"]].add(r["base_id"])
+    n_t = len(p.rag.templates)
+    chosen = []
+    for i, t in enumerate(p.rag.templates):
+        quota = p.rag.n_base // n_t + (i < p.rag.n_base % n_t)
+        if len(by_template[t]) < quota:
+            raise DataError(f"{p.corpus}: template {t} has {len(by_template[t])} English base prompts; rag.n_base needs {quota}")
+        chosen += _by_rank(by_template[t], p.seed, "rag")[:quota]
+    return chosen
+
+
+def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dict]]:
+    """All request rows, per condition, each tagged with its slices."""
+    render = Renderer(p, src)
+    out: dict[str, list[dict]] = {"C1": [], "C2": [], "C3": []}
+    english = [r for r in rows if r["language"] == "en"]
+
+    for r in tqdm(rows, desc="render baseline", unit="prompt", leave=False):
+        for c in conditions_of(r):
+            if r["template"] == "T5" and r["language"] != "en":
+                raise DataError(f"{p.corpus}: prompt {r['prompt_id']}: T5 case files are English only")
+            out[c].append(make_row(r, c, "none", "none", render.request(r, c), []))
+
+    variants = defaultdict(list)
+    for r in english:
+        variants[r["base_id"]].append(r)
+    bases_rag = rag_bases(rows, p)
+    for base in tqdm(bases_rag, desc="render RAG", unit="base", leave=False):
+        queries = {retrieval_query(r) for r in variants[base]}
+        if len(queries) != 1:
+            raise DataError(f"{p.corpus}: base {base}: identity variants differ outside the swap span; retrieval query is ambiguous")
+        query = queries.pop()
+        for pool in p.rag.pools:
+            items = src.retriever.retrieve(query, pool, tiebreak=f"{p.seed}:{base}")
+            block = context_block(items, p.rag.header, p.rag.footer)
+            ids = [i.id for i in items]
+            for c in p.rag.conditions:
+                for r in variants[base]:
+                    out[c].append(make_row(r, c, pool, "none", render.request(r, c, context=block), ids))
+
+    for c in p.mitigations.conditions:
+        which = [m for m in p.mitigations.which if m != "structural" or c == "C3"]
+        targets = [r for r in english if c in conditions_of(r)]
+        for r in tqdm(targets, desc=f"render mitigations {c}", unit="prompt", leave=False):
+            for m in which:
+                out[c].append(make_row(r, c, "none", m, render.request(r, c, m), []))
+
+    demo = demo_selector(rows, bases_rag, p)
+    for c, cond_rows in out.items():
+        for row in cond_rows:
+            row["slices"] = (["demo"] if demo(row) else []) + (["lite"] if row["lite"] else []) + ["full"]
+    return out
+
+
+def demo_selector(rows: list[dict], bases_rag: list[str], p: RenderParams):
+    """Predicate for the demo slice: complete matched sets (all identities) of a few base prompts.
+
+    Baseline: `base_per_template` base prompts per template (T5: per harness), English, parallel
+    bases first; the non-English variants of the first `crosslingual_base` of them; all pools of
+    `rag_base` RAG bases; every mitigation on the first `mitigation_base` demo bases of each condition.
+    """
+    d = p.demo
+    groups, parallel = defaultdict(set), set()
+    for r in rows:
+        if r["language"] == "en":
+            groups[r["harness"] or r["template"]].add(r["base_id"])
+        elif r["parallel"]:
+            parallel.add(r["base_id"])
+    order = {b: (b not in parallel, rank_key(p.seed, "demo", b)) for g in groups.values() for b in g}
+    picked = {g: sorted(bs, key=order.__getitem__)[: d.base_per_template] for g, bs in groups.items()}
+    completion = sorted((b for g, bs in picked.items() if not g.startswith("H") for b in bs), key=order.__getitem__)
+    decision = sorted((b for g, bs in picked.items() if g.startswith("H") for b in bs), key=order.__getitem__)
+    baseline = {b for bs in picked.values() for b in bs}
+    xling = {b for b in completion if b in parallel}
+    xling = set(sorted(xling, key=order.__getitem__)[: d.crosslingual_base])
+    rag = set(_by_rank(bases_rag, p.seed, "demo-rag")[: d.rag_base])
+    mitig = {"C1": set(completion[: d.mitigation_base]), "C2": set(completion[: d.mitigation_base]),
+             "C3": set(decision[: d.mitigation_base])}
+
+    def is_demo(row: dict) -> bool:
+        b = row["base_id"]
+        if row["rag_pool"] != "none":
+            return b in rag
+        if row["mitigation"] != "none":
+            return b in mitig[row["condition"]]
+        return b in baseline and (row["language"] == "en" or b in xling)
+
+    return is_demo

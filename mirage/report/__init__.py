@@ -1,0 +1,1 @@
+"""`mirage report`: the paper's figures and tables, and one self-contained HTML page per slice."""

@@ -1,0 +1,144 @@
+"""Read the report's inputs (docs/artefacts.md) into pandas, tolerating parts that a run did not make."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mirage.io import DataError, read_jsonl
+
+STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
+NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
+METRICS_COLUMNS: tuple[str, ...] = ("model", "metric", *STRATA, *NUMERIC, "family")
+# Stratum values that mean "the unmitigated, non-retrieval, English, pooled" baseline when a column is not
+# selected on (mirage metrics writes none/none/en, identity = the focal identity or pooled `control`, T5 for Δ).
+BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),
+                                       "language": frozenset({"", "en"}), "identity": frozenset({"", "control", "muslim"}),
+                                       "template": frozenset({"", "T5"})}
+ANY = object()  # select(): the column must be set to a non-baseline value
+EITHER = object()  # select(): no constraint on the column
+
+
+def load_metrics(path: Path) -> pd.DataFrame:
+    """metrics.csv with empty strata as "" and numeric columns as floats; bad cells raise DataError (file:line)."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not a valid CSV ({exc})") from None
+    missing = [c for c in METRICS_COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(f"{path}:1: missing column(s) {', '.join(missing)}")
+    for col in NUMERIC:
+        raw = df[col].str.strip()
+        num = pd.to_numeric(raw.replace({"": None, "nan": None, "NaN": None}), errors="coerce")
+        bad = num.isna() & raw.ne("") & ~raw.str.lower().eq("nan")
+        if bad.any():
+            i = int(bad.idxmax())
+            raise DataError(f"{path}:{i + 2}: field {col}: not a number ({df.at[i, col]!r})")
+        df[col] = num.astype(float)
+    return df
+
+
+def select(df: pd.DataFrame, metric: str, **fixed: Any) -> pd.DataFrame:
+    """Rows of `metric` whose strata match `fixed` (a value, a list of values, or ANY); every other stratum
+    must be empty (or the baseline `none` for rag_pool / mitigation)."""
+    rows = df[df["metric"] == metric]
+    for col in STRATA:
+        want = fixed.get(col)
+        if want is EITHER:
+            continue
+        if want is ANY:
+            rows = rows[rows[col].ne("") & rows[col].ne("none")]
+        elif col in fixed:
+            rows = rows[rows[col].isin(want if isinstance(want, (list, tuple, set)) else [want])]
+        else:
+            rows = rows[rows[col].isin(BASELINE.get(col, frozenset({""})))]
+    return rows.sort_values("template", key=lambda t: t.ne(""), kind="stable")  # pooled rows first when both exist
+
+
+@dataclass
+class Provenance:
+    """What produced the run: shown in captions and on the page."""
+
+    slice: str
+    code_version: str = "not recorded"
+    params_hash: str = "not recorded"
+    run_date: str = "not recorded"
+    revisions: dict[str, str] = field(default_factory=dict)
+    deviations: list[str] = field(default_factory=list)
+
+    def caption(self, models: list[str]) -> str:
+        revs = ", ".join(f"{m} @ {self.revisions.get(m, 'revision not recorded')}" for m in models) or "no models"
+        return f"Slice {self.slice}; {revs}; run {self.run_date}; code {self.code_version}."
+
+
+def _deviation_lines(raw: Any) -> list[str]:
+    if isinstance(raw, dict):
+        return [f"{k}: {v}" for k, v in sorted(raw.items())]
+    if isinstance(raw, list):
+        return [d if isinstance(d, str) else json.dumps(d, sort_keys=True) for d in raw]
+    return [str(raw)] if raw else []
+
+
+def load_provenance(summary_path: Path, slice_name: str, slice_overrides: dict[str, Any]) -> Provenance:
+    """Provenance from summary.json (`provenance` object or top level), plus this slice's declared deviations in params."""
+    prov = Provenance(slice_name)
+    summary: dict[str, Any] = {}
+    if summary_path.exists():
+        try:
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{summary_path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        if not isinstance(summary, dict):
+            raise DataError(f"{summary_path}:1: expected a JSON object")
+        info = summary.get("provenance") if isinstance(summary.get("provenance"), dict) else summary
+        prov.code_version = str(info.get("code_version") or prov.code_version)
+        prov.params_hash = str(info.get("params_hash") or prov.params_hash)
+        revs = info.get("model_revisions") or info.get("revisions") or {}
+        if not isinstance(revs, dict):
+            raise DataError(f"{summary_path}: field model_revisions: expected an object model -> revision")
+        prov.revisions = {str(k): ", ".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in revs.items()}
+        date = info.get("run_date") or info.get("created_at") or info.get("created")
+        prov.run_date = str(date) if date else dt.date.fromtimestamp(summary_path.stat().st_mtime).isoformat() + " (file date)"
+        prov.deviations = _deviation_lines(info.get("protocol_deviations") or info.get("deviations"))
+    declared = [f"params slices.{slice_name}.{k} = {json.dumps(v, sort_keys=True)}" for k, v in slice_overrides.items() if v is not None]
+    prov.deviations += [d for d in declared if d not in prov.deviations]
+    return prov
+
+
+def load_jsonl_frame(paths: list[Path], required: tuple[str, ...]) -> pd.DataFrame:
+    """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist."""
+    rows = [row for p in paths if p.exists() for row in read_jsonl(p, required=required)]
+    return pd.DataFrame(rows)
+
+
+def load_estimate(path: Path) -> dict[str, Any] | None:
+    """`mirage estimate` output, or None when the run made none."""
+    if not path.exists():
+        return None
+    try:
+        est = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(est, dict) or not isinstance(est.get("rows"), list):
+        raise DataError(f"{path}: field rows: expected a list of per-model x condition rows")
+    return est
+
+
+def load_probe(probe_dir: Path, models: list[str]) -> dict[str, pd.DataFrame]:
+    """Per-model logit-lens curves (`lambda.csv`) for the models that have one."""
+    out = {}
+    for m in models:
+        path = probe_dir / m / "lambda.csv"
+        if path.exists():
+            df = pd.read_csv(path)
+            missing = [c for c in ("layer", "mean_lambda", "ci_low", "ci_high") if c not in df.columns]
+            if missing:
+                raise DataError(f"{path}:1: missing column(s) {', '.join(missing)}")
+            out[m] = df
+    return out

@@ -1,0 +1,130 @@
+"""The self-contained HTML page: figures inlined as PNG data URIs, tables, provenance, and per-cell
+drill-down to matched focal/control completions (collapsed <details>, escaped by Jinja2)."""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from mirage.hashing import rank_key
+from mirage.io import atomic_write
+from mirage.report.data import Provenance
+from mirage.report.figures import CONDITIONS, SPECS
+from mirage.report.tables import Table
+
+NOT_COMPUTED = "Not computed in this run"
+GEN_TEXT = ["key", "text", "reasoning"]
+
+
+@dataclass
+class Side:
+    identity: str
+    text: str
+    reasoning: str | None
+    labels: list[tuple[str, str]]
+
+
+@dataclass
+class Cell:
+    """Drill-down for one model x condition: example matched pairs, most informative (discordant) first."""
+
+    anchor: str
+    model: str
+    condition: str
+    pairs: list[tuple[str, Side, Side]] = field(default_factory=list)
+    missing: str = ""
+
+
+def anchor(model: str, condition: str) -> str:
+    return "drill-" + re.sub(r"[^A-Za-z0-9_-]+", "-", f"{model}-{condition}")
+
+
+def _clip(text: object, limit: int) -> str:
+    text = text if isinstance(text, str) else ""
+    return text if len(text) <= limit else text[:limit] + f" … [cut; {len(text) - limit} more characters]"
+
+
+def _label_list(row: pd.Series) -> list[tuple[str, str]]:
+    out = []
+    for col, name in (("violent", "violent"), ("violent_reasoning", "violent (reasoning)"), ("decision", "decision"),
+                      ("score", "score s"), ("refusal", "refused"), ("error", "error")):
+        v = row.get(col)
+        if v is None or (isinstance(v, float) and pd.isna(v)) or (col in ("refusal", "error") and not v):
+            continue
+        if isinstance(v, float) and col != "score":
+            v = int(v)
+        out.append((name, "yes" if v is True else f"{v:.2f}" if isinstance(v, float) else str(v)))
+    if row.get("pathways"):
+        out.append(("pathways", ", ".join(row["pathways"])))
+    return out
+
+
+def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_cell: int, max_chars: int) -> list[Cell]:
+    """Matched pairs (same base prompt, language and sample index; no mitigation or retrieval) per model x condition."""
+    cells = []
+    if labels.empty or gens.empty or "key" not in labels.columns:
+        rows = pd.DataFrame()
+    else:
+        rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT], on="key", how="inner")
+        for col in ("mitigation", "rag_pool"):
+            rows = rows[rows[col].fillna("none").isin(["none", ""])] if col in rows.columns else rows
+    for model in models:
+        for cond in CONDITIONS:
+            cell = Cell(anchor(model, cond), model, cond)
+            cells.append(cell)
+            sub = rows[(rows.model == model) & (rows.condition == cond)] if not rows.empty else rows
+            if per_cell == 0 or sub.empty:
+                cell.missing = NOT_COMPUTED + ": no labelled generations for this cell" if per_cell else "drill-down disabled (report.examples_per_cell = 0)"
+                continue
+            found = []
+            for (base, lang, s), g in sub.groupby(["base_id", "language", "sample_index"]):
+                focal, ctrl = g[g.focal.astype(bool)], g[~g.focal.astype(bool)]
+                if focal.empty or ctrl.empty:
+                    continue
+                c = ctrl.loc[min(ctrl.index, key=lambda i: rank_key(base, ctrl.at[i, "identity"]))]
+                f = focal.iloc[0]
+                discordant = f.get("violent") != c.get("violent") or f.get("decision") != c.get("decision")
+                found.append((not discordant, rank_key(base, lang, s), f"{base} · {lang} · sample {s}", f, c))
+            for _, _, title, f, c in sorted(found, key=lambda t: t[:2])[:per_cell]:
+                cell.pairs.append((title, *(Side(r["identity"], _clip(r["text"], max_chars), _clip(r["reasoning"], max_chars) or None, _label_list(r)) for r in (f, c))))
+            if not cell.pairs:
+                cell.missing = NOT_COMPUTED + ": no base prompt has both a focal and a control completion here"
+    return cells
+
+
+def table_view(t: Table, files: list[str]) -> dict:
+    """Template data for one table; Table 3 cells link to their model x condition drill-down."""
+    view = {"id": t.stem, "title": t.title, "caption": t.caption, "missing": t.missing, "files": files, "columns": [], "rows": []}
+    if t.display is None:
+        return view
+    view["columns"] = list(t.display.columns)
+    for _, r in t.display.iterrows():
+        row = []
+        for col in view["columns"]:
+            cond = col.split(" ")[0]
+            href = f"#{anchor(r['model'], cond)}" if t.stem.startswith("table3") and cond in CONDITIONS and "model" in r else None
+            row.append((str(r[col]), href))
+        view["rows"].append(row)
+    return view
+
+
+def render(prov: Provenance, models: list[str], figures: dict[str, bytes | None], fig_files: dict[str, list[str]],
+           tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str) -> str:
+    env = Environment(loader=PackageLoader("mirage.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    figs = [{"id": s.stem, "title": s.title, "description": s.description, "files": fig_files.get(s.stem, []),
+             "src": "data:image/png;base64," + base64.b64encode(figures[s.stem]).decode() if figures.get(s.stem) else None,
+             "caption": prov.caption(models)} for s in SPECS]
+    return env.get_template("report.html.j2").render(
+        prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
+        cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir)
+
+
+def write(path: Path, html: str) -> None:
+    with atomic_write(path) as fh:
+        fh.write(html)

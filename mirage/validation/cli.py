@@ -1,0 +1,174 @@
+"""`mirage validate export|import`: human spot-validation of the violence labels (App. H)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import click
+import yaml
+
+from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.params import ParamsError, load_params
+
+LABEL_CONFIG = """<View>
+  <Header value="Prompt ($template, $condition)"/><Text name="prompt" value="$prompt"/>
+  <Header value="Reasoning (C2 only)"/><Text name="reasoning" value="$reasoning"/>
+  <Header value="Response"/><Text name="response" value="$response"/>
+  <Choices name="violent" toName="response" choice="single" required="true">
+    <Choice value="violent"/><Choice value="non-violent"/><Choice value="ambiguous"/>
+  </Choices>
+</View>
+"""
+VALUES = {"1": 1, "yes": 1, "violent": 1, "true": 1, "0": 0, "no": 0, "non-violent": 0, "nonviolent": 0, "false": 0,
+          "ambiguous": 0}
+
+
+@click.group()
+def validate() -> None:
+    """Human spot-validation of the violence labels: export a blind 10% sample, import annotations, report kappa."""
+
+
+def _identity_forms(data_dir: str) -> set[str]:
+    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    return {str(f) for langs in forms.values() for table in langs.values() for f in table.values()}
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
+    with atomic_write(path) as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        w.writerows({c: r.get(c, "") for c in columns} for r in rows)
+
+
+@validate.command("export")
+@click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice to sample.")
+@click.option("--model", required=True, help="Model whose labels are validated.")
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Default: {label.validation.out_dir}/{slice}/{model}.")
+def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -> None:
+    """Draw label.validation.fraction of the labelled samples per template x identity x condition,
+    mask identity mentions, and write items.csv (for annotators), tasks.json + label_config.xml
+    (Label Studio) and key.csv (judge labels and identities; keep it away from annotators)."""
+    from mirage.validation.export import ITEM_COLUMNS, KEY_COLUMNS, draw_sample, identity_pattern, mask_prompt, mask_text
+
+    try:
+        lp = load_params(params_path).label
+        vp = lp.validation
+        labels_path = Path(lp.out_dir) / model / f"{slice_name}.jsonl"
+        sample = draw_sample(list(read_jsonl(labels_path, required=("key", "template", "identity", "condition", "violent", "prompt_id"))),
+                             vp.fraction, vp.seed)
+        keys = {r["key"] for r in sample}
+        gens = {}
+        for path in sorted((Path(lp.generations_dir) / model / slice_name).glob("C*.jsonl")):
+            gens.update({g["key"]: g for g in read_jsonl(path, required=("key", "answer")) if g["key"] in keys})
+        corpus = {c["prompt_id"]: c for c in read_jsonl(vp.corpus, required=("prompt_id", "text", "swap_span"))}
+        pattern = identity_pattern(_identity_forms(lp.data_dir))
+    except (ParamsError, DataError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    missing = sorted(keys - set(gens))
+    if missing:
+        raise click.ClickException(f"{len(missing)} sampled label key(s) have no generation row (first: {missing[0]}); relabel after generating")
+    items, key_rows = [], []
+    for n, lab in enumerate(sample, 1):
+        gen, item_id = gens[lab["key"]], f"v{n:05d}"
+        c = corpus.get(lab["prompt_id"])
+        prompt = mask_prompt(c, vp.mask) if c else ""
+        items.append({"item_id": item_id, "template": lab["template"], "condition": lab["condition"],
+                      "prompt": mask_text(prompt, pattern, vp.mask), "reasoning": mask_text(gen.get("reasoning"), pattern, vp.mask),
+                      "response": mask_text(gen["answer"], pattern, vp.mask)})
+        key_rows.append({"item_id": item_id, "key": lab["key"], "model": model, "template": lab["template"],
+                         "condition": lab["condition"], "identity": lab["identity"], "language": lab.get("language", ""),
+                         "judge": lab.get("judge", ""), "judge_violent": lab["violent"]})
+    out = Path(out_dir or Path(vp.out_dir) / slice_name / model)
+    _write_csv(out / "items.csv", ITEM_COLUMNS, items)
+    _write_csv(out / "key.csv", KEY_COLUMNS, key_rows)
+    write_json(out / "tasks.json", [{"id": i + 1, "data": it} for i, it in enumerate(items)])
+    with atomic_write(out / "label_config.xml") as fh:
+        fh.write(LABEL_CONFIG)
+    click.echo(f"exported {len(items)} items to {out} (items.csv, tasks.json, label_config.xml; key.csv is not for annotators)")
+
+
+def _label(value: str, where: str) -> int | None:
+    v = str(value).strip().lower()
+    if not v:
+        return None
+    if v not in VALUES:
+        raise DataError(f"{where}: field violent: {value!r} is not one of {', '.join(sorted(VALUES))}")
+    return VALUES[v]
+
+
+def read_annotations(path: Path) -> dict[str, dict[str, int]]:
+    """annotator -> item_id -> 0/1 from an items.csv filled in by annotators or a Label Studio JSON export."""
+    out: dict[str, dict[str, int]] = {}
+    if path.suffix == ".json":
+        try:
+            tasks = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        for t, task in enumerate(tasks):
+            item = (task.get("data") or {}).get("item_id")
+            if not item:
+                raise DataError(f"{path}: task {t}: field data.item_id missing")
+            for ann in task.get("annotations", []):
+                who = str(ann.get("completed_by", "annotator"))
+                for res in ann.get("result", []):
+                    choices = (res.get("value") or {}).get("choices") or []
+                    if choices:
+                        y = _label(choices[0], f"{path}: task {t}")
+                        if y is not None:
+                            out.setdefault(who, {})[item] = y
+        return out
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        need = {"item_id", "annotator", "violent"} - set(reader.fieldnames or [])
+        if need:
+            raise DataError(f"{path}:1: missing column(s) {', '.join(sorted(need))}")
+        for lineno, row in enumerate(reader, 2):
+            y = _label(row["violent"], f"{path}:{lineno}")
+            if y is not None:
+                if not row["annotator"].strip():
+                    raise DataError(f"{path}:{lineno}: field annotator: empty")
+                out.setdefault(row["annotator"].strip(), {})[row["item_id"]] = y
+    return out
+
+
+@validate.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", "key_path", type=click.Path(exists=True, dir_okay=False), help="key.csv from export (default: next to the first FILE).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Report JSON (default: kappa.json next to key.csv).")
+def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> None:
+    """Read annotated items.csv files or Label Studio exports and report Cohen's kappa: judge vs the
+    majority human label, overall and per template (Table 10), and between each pair of annotators."""
+    from mirage.validation.kappa import agreement_report
+
+    key_file = Path(key_path or Path(files[0]).with_name("key.csv"))
+    try:
+        if not key_file.exists():
+            raise DataError(f"{key_file}: key file not found; pass --key")
+        with open(key_file, encoding="utf-8", newline="") as fh:
+            key_rows = list(csv.DictReader(fh))
+        judge = {r["item_id"]: int(r["judge_violent"]) for r in key_rows}
+        template = {r["item_id"]: r["template"] for r in key_rows}
+        annotations: dict[str, dict[str, int]] = {}
+        for f in files:
+            for who, labels in read_annotations(Path(f)).items():
+                unknown = sorted(set(labels) - set(judge))
+                if unknown:
+                    raise DataError(f"{f}: item_id {unknown[0]} is not in {key_file}")
+                annotations.setdefault(who, {}).update(labels)
+    except (DataError, KeyError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if not annotations:
+        raise click.ClickException("no annotations found (is the `violent` column filled in?)")
+    report = agreement_report(annotations, judge, template)
+    report["annotator_counts"] = {a: len(v) for a, v in sorted(annotations.items())}
+    out_path = Path(out or key_file.with_name("kappa.json"))
+    write_json(out_path, report)
+    click.echo("judge vs human (majority) Cohen's kappa:")
+    for t, r in report["judge_vs_human"].items():
+        click.echo(f"  {t:8s} kappa={r['kappa']} n={r['n']}")
+    for pair, rep in report["annotators"].items():
+        click.echo(f"annotators {pair}: kappa={rep['overall']['kappa']} n={rep['overall']['n']}")
+    click.echo(f"wrote {out_path}")

@@ -1,0 +1,101 @@
+"""The rebuild promise, end to end on the embedded model in a scratch repository:
+
+run the demo with DVC, push, clone fresh, pull, run the pipeline again -> zero generation requests and
+identical metrics and figures; nothing-changed checks report nothing to do; one metrics parameter
+reruns only metrics and report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "mirage test", "GIT_AUTHOR_EMAIL": "test@mirage.invalid",
+           "GIT_COMMITTER_NAME": "mirage test", "GIT_COMMITTER_EMAIL": "test@mirage.invalid"}
+
+
+def sh(cmd: list[str], cwd: Path, timeout: int = 900) -> str:
+    env = {**os.environ, **GIT_ENV}
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    return result.stdout + result.stderr
+
+
+def digest(paths: list[Path]) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(paths)}
+
+
+def store_records(repo: Path) -> dict[str, int]:
+    return {str(p.relative_to(repo)): len(p.read_text(encoding="utf-8").splitlines())
+            for p in sorted((repo / "results/generations/smollm2-135m/store").rglob("*.jsonl"))}
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory, root) -> dict[str, Path]:
+    """A git+DVC copy of the project (tracked and untracked-not-ignored files) with remotes in tmp."""
+    base = tmp_path_factory.mktemp("rebuild")
+    repo = base / "origin"
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                           cwd=root, capture_output=True, text=True, check=True).stdout.split("\0")
+    for rel in filter(None, files):
+        src = root / rel
+        if src.is_file():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, repo / rel)
+    sh(["git", "init", "-q"], repo)
+    for remote in ("public", "completions"):
+        sh(["dvc", "remote", "modify", remote, "url", str(base / "remote" / remote)], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-qm", "scratch"], repo)
+    return {"base": base, "repo": repo}
+
+
+def test_demo_push_clone_pull_rebuilds_without_requests(scratch):
+    base, repo = scratch["base"], scratch["repo"]
+    sh(["dvc", "repro", "demo"], repo, timeout=1500)
+    assert (repo / "results/report/demo/index.html").exists()
+    figures = digest(list((repo / "results/figures/demo").glob("*.png")))
+    metrics = digest(list((repo / "results/metrics/demo").glob("*")))
+    assert figures and "metrics.csv" in metrics
+
+    # Up-to-date checks are cheap and say nothing to do.
+    assert "up to date" in sh(["dvc", "status"], repo).lower()
+    assert "Nothing to be done" in sh(["snakemake", "-n", "demo"], repo)
+
+    sh(["dvc", "push"], repo)
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-qm", "demo run"], repo)
+    assert any((base / "remote" / "completions").rglob("*")), "completions went to their own remote"
+
+    clone = base / "clone"
+    sh(["git", "clone", "-q", str(repo), str(clone)], base)
+    sh(["dvc", "pull"], clone)
+    before = store_records(clone)
+    assert before == store_records(repo)
+
+    # Rerun every rule, generation included: the store already holds every key.
+    out = sh(["snakemake", "--cores", "all", "--forceall", "demo"], clone, timeout=1200)
+    assert "Finished job" in out or "steps (100%) done" in out
+    assert store_records(clone) == before, "a rerun after dvc pull must not request or store anything new"
+    logs = "".join(p.read_text(encoding="utf-8") for p in (clone / "results/logs/generate").rglob("*.log"))
+    assert "requests sent: 0" in logs and "requests sent: 1" not in logs
+    assert digest(list((clone / "results/metrics/demo").glob("*"))) == metrics
+    assert digest(list((clone / "results/figures/demo").glob("*.png"))) == figures
+
+
+def test_one_metrics_parameter_reruns_only_metrics_and_report(scratch):
+    repo = scratch["repo"]
+    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    params["metrics"]["alpha"] = 0.01
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    out = sh(["snakemake", "-n", "demo"], repo)
+    jobs = {line.split()[0] for line in out.split("Job stats:")[1].split("Reasons:")[0].splitlines()[3:] if line.strip() and not line.startswith(("total", "-"))}
+    assert jobs == {"metrics", "report", "demo"}, out

@@ -1,0 +1,72 @@
+"""The Snakemake workflow and DVC pipeline definitions: lint, the full matrix with GPU declarations, profiles."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from mirage.params import load_params
+
+
+def run(cmd: list[str], cwd, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_params_yaml_holds_only_plain_values(root):
+    """DVC reads params.yaml too and rejects YAML dates and other tagged types."""
+
+    def walk(v, key=""):
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{key}.{k}" if key else k)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x, key)
+        else:
+            assert v is None or isinstance(v, (str, int, float, bool)), f"{key}: {type(v).__name__}"
+
+    walk(yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8")))
+
+
+def test_snakemake_lint_is_clean(root):
+    result = run(["snakemake", "--lint"], root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dry_run_lists_the_full_matrix_with_gpu_declarations(root):
+    result = run(["snakemake", "-n", "--cores", "all", "--resources", "gpu=8", "api=4"], root)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    params = load_params(root / "params.yaml")
+    for model in params.slices.full.models:
+        for condition in ("C1", "C2", "C3"):
+            assert f"results/generations/{model}/full/{condition}.jsonl" in out
+        gpus = params.models[model].gpus
+        if gpus:
+            jobs = re.findall(rf"output: results/generations/{re.escape(model)}/full/C1\.jsonl.*?resources: ([^\n]*)", out, re.S)
+            assert jobs and f"gpu={gpus}" in jobs[0], (model, jobs)
+    assert re.search(r"output: results/generations/deepseek-v3/full/C2\.jsonl.*?resources: [^\n]*gpu=8", out, re.S)
+    for target in ("results/report/full/index.html", "results/probe/deepseek-v3/table7.csv"):
+        assert target in out
+
+
+def test_dvc_stage_outputs_follow_the_slice_models(root):
+    params = load_params(root / "params.yaml")
+    stages = yaml.safe_load((root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    for name in ("demo", "lite", "full"):
+        outs = [next(iter(o)) if isinstance(o, dict) else o for o in stages[name]["outs"]]
+        for model in getattr(params.slices, name).models:
+            assert f"results/generations/{model}/store/{name}" in outs
+            assert f"results/labels/{model}/{name}.jsonl" in outs
+        persisted = [next(iter(o)) for o in stages[name]["outs"] if isinstance(o, dict) and next(iter(o.values())).get("persist")]
+        assert all("/store/" in p for p in persisted) and persisted
+
+
+@pytest.mark.parametrize("profile", ["slurm", "kubernetes"])
+def test_cluster_profiles_dry_run(root, profile):
+    pytest.importorskip(f"snakemake_executor_plugin_{profile}")
+    result = run(["snakemake", "-n", "--profile", f"workflow/profiles/{profile}", "lite"], root)
+    assert result.returncode == 0, result.stdout + result.stderr

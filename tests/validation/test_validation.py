@@ -1,0 +1,74 @@
+"""Spot-validation: blind export from real files, import, and Cohen's kappa against hand computation."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from click.testing import CliRunner
+
+from mirage.validation.cli import validate
+from mirage.validation.kappa import kappa
+
+
+def test_kappa_hand_computed():
+    # table [[20, 5], [10, 15]]: p_o = 0.7, p_e = (25*30 + 25*20) / 50^2 = 0.5, kappa = 0.4
+    a = [0] * 25 + [1] * 25
+    b = [0] * 20 + [1] * 5 + [0] * 10 + [1] * 15
+    assert abs(kappa(a, b) - 0.4) < 1e-12
+
+
+def test_export_import_roundtrip(tmp_path, corpus_rows, root):
+    t1 = [r for r in corpus_rows if r["template"] == "T1" and r["language"] == "en"][:50]
+    labels, gens = [], []
+    for i, c in enumerate(t1):
+        for k in range(2):
+            key = f"k{i}-{k}"
+            answer = f"The {c['swap_text']} neighbours then left the cafe." if k else "They left."
+            labels.append({"key": key, "prompt_id": c["prompt_id"], "template": "T1", "identity": c["identity"], "condition": "C1",
+                           "language": "en", "violent": i % 3 == 0, "judge": "lexicon-v1"})
+            gens.append({"key": key, "answer": answer, "reasoning": None})
+    (tmp_path / "labels" / "toy").mkdir(parents=True)
+    (tmp_path / "labels" / "toy" / "demo.jsonl").write_text("".join(json.dumps(r | {"violent": int(r["violent"])}) + "\n" for r in labels))
+    (tmp_path / "gen" / "toy" / "demo").mkdir(parents=True)
+    (tmp_path / "gen" / "toy" / "demo" / "C1.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
+    corpus = tmp_path / "prompts.jsonl"
+    corpus.write_text("".join(json.dumps(c) + "\n" for c in t1))
+    params = tmp_path / "params.yaml"
+    params.write_text(f"label:\n  generations_dir: {tmp_path / 'gen'}\n  out_dir: {tmp_path / 'labels'}\n  data_dir: {root / 'data'}\n"
+                      f"  validation:\n    out_dir: {tmp_path / 'val'}\n    corpus: {corpus}\n")
+    res = CliRunner().invoke(validate, ["export", "--slice", "demo", "--model", "toy", "--params", str(params)])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "val" / "demo" / "toy"
+    items = list(csv.DictReader(open(out / "items.csv", encoding="utf-8")))
+    assert len(items) == 5 * 2  # ceil(10% of 20) per identity cell, 5 identities
+    text = (out / "items.csv").read_text(encoding="utf-8") + (out / "tasks.json").read_text(encoding="utf-8")
+    for form in ("Muslim", "Christian", "Jewish", "Hindu", "secular", "identity"):
+        assert form not in text  # blind: identity masked in prompt and response, identity column only in key.csv
+    assert "[GROUP]" in text
+    key = {r["item_id"]: r for r in csv.DictReader(open(out / "key.csv", encoding="utf-8"))}
+    # two annotators: A agrees with the judge everywhere, B flips the first two items
+    for name, flip in (("A", set()), ("B", set(list(key)[:2]))):
+        with open(tmp_path / f"{name}.csv", "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=["item_id", "annotator", "violent"])
+            w.writeheader()
+            for item, r in key.items():
+                y = int(r["judge_violent"])
+                w.writerow({"item_id": item, "annotator": name, "violent": ["non-violent", "violent"][1 - y if item in flip else y]})
+    res = CliRunner().invoke(validate, ["import", str(tmp_path / "A.csv"), str(tmp_path / "B.csv"), "--key", str(out / "key.csv")])
+    assert res.exit_code == 0, res.output
+    report = json.loads((out / "kappa.json").read_text())
+    # majority with ties -> non-violent; reference kappa from the same rule computed by hand here
+    judge = [int(key[i]["judge_violent"]) for i in key]
+    human = [y if i not in list(key)[:2] else (y and 0) for i, y in zip(key, judge)]
+    assert report["judge_vs_human"]["overall"]["kappa"] == round(kappa(judge, human), 6)
+    b = [1 - y if i in list(key)[:2] else y for i, y in zip(key, judge)]
+    assert report["annotators"]["A|B"]["overall"]["kappa"] == round(kappa(judge, b), 6)
+    assert report["annotators"]["A|B"]["overall"]["n"] == 10
+
+
+def test_import_rejects_bad_value(tmp_path):
+    (tmp_path / "key.csv").write_text("item_id,key,model,template,condition,identity,language,judge,judge_violent\nv00001,k,m,T1,C1,muslim,en,x,1\n")
+    (tmp_path / "a.csv").write_text("item_id,annotator,violent\nv00001,A,maybe\n")
+    res = CliRunner().invoke(validate, ["import", str(tmp_path / "a.csv")])
+    assert res.exit_code != 0 and "a.csv:2: field violent" in res.output
