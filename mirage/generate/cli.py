@@ -23,16 +23,17 @@ def _model_spec(params, name: str):
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Requests subset and its sampling overrides.")
 @click.option("--condition", type=click.Choice(["C1", "C2", "C3"]), required=True, help="Evaluation condition.")
 @click.option("--requests", "requests_path", type=click.Path(dir_okay=False), help="Requests JSONL (default: {generate.requests_dir}/{condition}.jsonl).")
-@click.option("--out", type=click.Path(dir_okay=False), help="View JSONL (default: {generate.out_dir}/{model}/{slice}/{condition}.jsonl).")
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Folder of view shards {pool}-{mitigation}.jsonl (default: {generate.out_dir}/{model}/{slice}/{condition}).")
 @click.option("--store", "store_dir", type=click.Path(file_okay=False), help="Store folder (default: {generate.out_dir}/{model}/store).")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--limit", type=int, help="Only the first N distinct requests (smoke runs).")
-def generate(model_name: str, slice_name: str, condition: str, requests_path: str | None, out: str | None,
+def generate(model_name: str, slice_name: str, condition: str, requests_path: str | None, out_dir: str | None,
              store_dir: str | None, params_path: str, limit: int | None) -> None:
     """Generate completions for one model x slice x condition, resumably.
 
     Every sample is looked up in the content-addressed store first; only missing (or previously
-    failed) samples are sent. Then the view {slice}/{condition}.jsonl is written from the store.
+    failed) samples are sent, and new ones go to the store partition of SLICE. Then one view file per
+    retrieval-pool x mitigation shard, {slice}/{condition}/{pool}-{mitigation}.jsonl, is written from the store.
     Killing this command at any time and rerunning it loses nothing and repeats no request.
     """
     from tqdm import tqdm
@@ -41,6 +42,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     from mirage.generate.runner import Runner, count_samples, materialise, plan_turns, read_requests, settings_for
     from mirage.generate.store import Store
     from mirage.io import write_jsonl
+    from mirage.layout import request_shards, shard_of
 
     try:
         params = load_params(params_path)
@@ -53,7 +55,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
             raise click.ClickException(f"{req}: requests file not found (run `mirage render` first)")
         rows = read_requests(req, slice_name, limit)
         base = Path(gen.out_dir) / model_name
-        store = Store.open(store_dir or base / "store")
+        store = Store.open(store_dir or base / "store", partition=slice_name)
         seeded = provider_class(spec.provider).seeded
         total = count_samples(rows, st.n_samples)
         bar = tqdm(total=total, desc=f"{model_name} {slice_name} {condition}", unit="sample", dynamic_ncols=True)
@@ -81,10 +83,14 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
         view = materialise(model_name, spec, seeded, rows, st, store, req)
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
-    out_path = Path(out or base / slice_name / f"{condition}.jsonl")
-    write_jsonl(out_path, view)
+    folder = Path(out_dir or base / slice_name / condition)
+    shards = {name: [] for name in request_shards(params.render, condition)}
+    for v in view:
+        shards.setdefault(shard_of(v), []).append(v)
+    for name, shard_rows in shards.items():
+        write_jsonl(folder / f"{name}.jsonl", shard_rows)
     failed = sum(1 for v in view if v["error"])
-    click.echo(f"sent {runner.sent} sample(s); wrote {len(view)} rows ({failed} failed) to {out_path}")
+    click.echo(f"sent {runner.sent} sample(s); wrote {len(view)} rows ({failed} failed) in {len(shards)} shards to {folder}")
 
 
 @click.command()

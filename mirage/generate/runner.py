@@ -97,7 +97,7 @@ class Runner:
     def provider(self) -> Provider:
         if self._provider is None:
             self._provider = build_provider(self.name, self.spec)
-            self._provider.state_dir = str(self.store.root / "batches")
+            self._provider.state_dir = str(self.store.write_dir / "batches")
             Path(self._provider.state_dir).mkdir(parents=True, exist_ok=True)
         return self._provider
 
@@ -182,7 +182,7 @@ def materialise(name: str, spec: ModelSpec, seeded: bool, rows: list[dict], st: 
                 rec = {"error": "first turn failed: " + str((rec or {}).get("error") or "not generated")}
             view = {c: row.get(c) for c in COPIED}
             view.update(key=key, model=name, provider=spec.provider, model_id=spec.model_id, revision=spec.revision,
-                        sample_index=i, seed=s1.seed, first_turn=first_turn)
+                        sample_index=i, seed=s1.seed, first_turn=first_turn, created=(rec or {}).get("created"))
             view.update(_result_columns(rec, row["condition"]))
             out.append(view)
     return out

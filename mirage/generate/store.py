@@ -1,6 +1,7 @@
 """Content-addressed, append-only completion store.
 
-Each writer process appends to its own shard `{store}/{host}-{pid}-{random}.jsonl`, one JSON record
+Each writer process appends to its own shard `{store}/{partition}/{host}-{pid}-{random}.jsonl` (the
+partition is the slice, so each DVC stage owns its own folder), one JSON record
 per line, flushed and fsynced per record, so a kill at any moment loses at most the line being
 written. Readers union all shards, ignore a truncated last line, and return one record per key (a deterministic pick if two writers both finished it).
 A record with `error` set is kept for the log but does not count as done: its key is retried.
@@ -41,13 +42,15 @@ class Store:
     """One model's store folder. `done` maps key -> successful record; `failed` key -> last error record."""
 
     root: Path
+    partition: str | None = None
     done: dict[str, dict] = field(default_factory=dict)
     failed: dict[str, dict] = field(default_factory=dict)
     _fh: Any = None
 
     @classmethod
-    def open(cls, root: str | os.PathLike) -> "Store":
-        store = cls(Path(root))
+    def open(cls, root: str | os.PathLike, partition: str | None = None) -> "Store":
+        """Read every partition under `root`; new records go to `root/partition` (or `root`)."""
+        store = cls(Path(root), partition)
         store.reload()
         return store
 
@@ -56,7 +59,8 @@ class Store:
         self.failed.clear()
         if not self.root.exists():
             return
-        for shard in sorted(self.root.glob("*.jsonl")):
+        shards = [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
+        for shard in sorted(shards):
             for rec in _read_shard(shard):
                 self._index(rec)
 
@@ -76,13 +80,17 @@ class Store:
         if "key" not in rec:
             raise ValueError("store records need a 'key'")
         if self._fh is None:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.write_dir.mkdir(parents=True, exist_ok=True)
             name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
-            self._fh = open(self.root / name, "a", encoding="utf-8")
+            self._fh = open(self.write_dir / name, "a", encoding="utf-8")
         self._fh.write(dumps(rec) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._index(rec)
+
+    @property
+    def write_dir(self) -> Path:
+        return self.root / self.partition if self.partition else self.root
 
     def close(self) -> None:
         if self._fh is not None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
+from mirage.layout import generation_views
 from mirage.io import DataError, read_jsonl, write_jsonl
 from mirage.params import ParamsError, load_params
 
@@ -21,7 +22,7 @@ CONDITIONS = ("C1", "C2", "C3")
 @click.option("--judge", help="Override label.judge: `lexicon-v1` or a registry model name (LLM judge).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output JSONL (default: {label.out_dir}/{model}/{slice}.jsonl).")
 def label(model: str, slice_name: str, params_path: str, judge: str | None, out: str | None) -> None:
-    """Label results/generations/{model}/{slice}/{C1,C2,C3}.jsonl into results/labels/{model}/{slice}.jsonl.
+    """Label results/generations/{model}/{slice}/{C1,C2,C3}/*.jsonl into results/labels/{model}/{slice}.jsonl.
 
     Every sample gets a violence label (C2: reasoning and answer separately), C3 decisions parsed
     and normalised to s in [0, 1], CoT pathway tags, and refusal/error flags. Failed or
@@ -40,10 +41,10 @@ def label(model: str, slice_name: str, params_path: str, judge: str | None, out:
             labeler = LexiconJudge(p.window, p.data_dir)
         else:
             labeler = LLMJudge(name, chat_completer(name, p.judge_max_tokens, params_path, p.judge_batch))
-        folder = Path(p.generations_dir) / model / slice_name
-        paths = [folder / f"{c}.jsonl" for c in CONDITIONS if (folder / f"{c}.jsonl").exists()]
+        paths = generation_views(p.generations_dir, model, slice_name, CONDITIONS)
         if not paths:
-            raise DataError(f"{folder}: no generation views ({', '.join(c + '.jsonl' for c in CONDITIONS)}); run `mirage generate` first")
+            folder = Path(p.generations_dir) / model / slice_name
+            raise DataError(f"{folder}: no generation views ({{C1,C2,C3}}/*.jsonl); run `mirage generate` first")
         labels: list[dict] = []
         for path in tqdm(paths, desc=f"label {model}/{slice_name}", unit="file"):
             rows = list(read_jsonl(path, required=REQUIRED))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import subprocess
 from pathlib import Path
 
 import click
 
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.provenance import code_version
 from mirage.params import ParamsError, load_params, section_hash
 
 
@@ -27,7 +27,7 @@ def load_labels(paths: list[Path]):
                              ("error", isinstance(row["error"], bool)), ("focal", isinstance(row["focal"], bool))):
                 if not ok:
                     raise DataError(f"{path}:{lineno}: field {name}: invalid value {row[name]!r}")
-            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, "judge", "revision")})
+            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, "judge", "revision", "created")})
     df = pd.DataFrame(rows)
     for col in ("violent", "score"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
@@ -51,16 +51,6 @@ def headline(metrics, model: str) -> dict:
             name = "/".join(str(x) for x in (r["metric"], r["condition"], r["harness"]) if x != "")
             out[name] = {k: _clean(r[k]) for k in ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")}
     return out
-
-
-def _code_version() -> str:
-    from mirage import __version__
-
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return f"{__version__}+{commit}"
 
 
 @click.command()
@@ -101,10 +91,12 @@ def metrics(slice_name: str, models: tuple[str, ...], params_path: str, out_dir:
         "slice": slice_name,
         "models": {m: headline(table, m) for m in sorted(labels["model"].unique())},
         "provenance": {
-            "code_version": _code_version(),
+            "code_version": code_version(),
             "params_hash": section_hash(params, "metrics", "label"),
             "judges": sorted(labels["judge"].dropna().unique().tolist()),
             "model_revisions": {m: sorted(g["revision"].dropna().astype(str).unique().tolist()) for m, g in labels.groupby("model")},
+            # the day the newest sample was generated: a property of the data, so a rebuild reproduces it
+            "run_date": str(labels["created"].dropna().max())[:10] if labels["created"].notna().any() else None,
             "protocol_deviations": deviations,
             "label_files": [str(x) for x in paths],
         },

@@ -264,7 +264,8 @@ def mitigation_effects(b: MetricsBuilder, v: pd.Series, deltas: dict[tuple, pd.D
             treated = deltas.get((model, "C3", "none", mit, "en"))
             if base is None or treated is None:
                 continue
-            for h in sorted(set(base.index.get_level_values("harness"))):
+            treated_harnesses = set(treated.index.get_level_values("harness"))
+            for h in sorted(set(base.index.get_level_values("harness")) & treated_harnesses):
                 x, strata = _paired(_harness_abs(treated, h), _harness_abs(base, h))
                 fam = "asymmetry_reduction" if mit in b.p.family_mitigations else ""
                 b.emit(b.boot(x, strata, _diff(0, 1, 100.0), (model, h, mit, "mitD"), null=0.0), family=fam,

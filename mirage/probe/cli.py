@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from mirage.io import DataError, atomic_write, write_json
+from mirage.provenance import code_version
 from mirage.params import Params, ParamsError, load_params, section_hash
 from mirage.probe.params import ProbeModelSpec
 
@@ -75,7 +76,6 @@ def probe(name: str, out_dir: str | None, params_path: str, prompts: str | None,
     """
     import pandas as pd
 
-    from mirage import __version__
     from mirage.probe.pairs import load_pairs
     from mirage.probe.plot import render, save
     from mirage.probe.run import probe as run_probe
@@ -107,7 +107,7 @@ def probe(name: str, out_dir: str | None, params_path: str, prompts: str | None,
             frame.to_csv(fh, index=False, float_format="%.6g")
     save(figure, out / "lambda")
     write_json(out / "provenance.json", {
-        "code_version": __version__, "params_hash": section_hash(params, "probe"), "model": name,
+        "code_version": code_version(), "params_hash": section_hash(params, "probe"), "model": name,
         "model_id": spec.model_id, "revision": spec.revision, "gguf_file": spec.gguf_file,
         "token_set_hash": token_set["hash"], "n_pairs": len(pairs), "onset": result.onset,
     })

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from mirage import __version__
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
+from mirage.provenance import code_version
 from mirage.params import ParamsError, load_params, section_hash
 from mirage.slices import SLICE_NAMES
 
@@ -79,7 +79,7 @@ def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice
         fh.write(f"# Request counts ({slice_name} rows written)\n\n{table}\n")
     write_json(out / "manifest.json", {
         "slice_written": slice_name,
-        "code_version": __version__,
+        "code_version": code_version(),
         "params_hash": section_hash(params, "render"),
         "corpus": corpus,
         "eval_date": p.rag.eval_date.isoformat(),

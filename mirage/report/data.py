@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,8 +102,8 @@ def load_provenance(summary_path: Path, slice_name: str, slice_overrides: dict[s
         if not isinstance(revs, dict):
             raise DataError(f"{summary_path}: field model_revisions: expected an object model -> revision")
         prov.revisions = {str(k): ", ".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in revs.items()}
-        date = info.get("run_date") or info.get("created_at") or info.get("created")
-        prov.run_date = str(date) if date else dt.date.fromtimestamp(summary_path.stat().st_mtime).isoformat() + " (file date)"
+        # Only dates recorded in the data: a rebuild from pulled files must give identical figures.
+        prov.run_date = str(info.get("run_date") or prov.run_date)
         prov.deviations = _deviation_lines(info.get("protocol_deviations") or info.get("deviations"))
     declared = [f"params slices.{slice_name}.{k} = {json.dumps(v, sort_keys=True)}" for k, v in slice_overrides.items() if v is not None]
     prov.deviations += [d for d in declared if d not in prov.deviations]

@@ -12,7 +12,7 @@ class ReportParams(BaseModel):
 
     metrics_dir: str = Field("results/metrics", description="Input: `{metrics_dir}/{slice}/metrics.csv` and `summary.json` from `mirage metrics`.")
     labels_dir: str = Field("results/labels", description="Input: `{labels_dir}/{model}/{slice}.jsonl` (CoT pathways, kappa, drill-down labels).")
-    generations_dir: str = Field("results/generations", description="Input: `{generations_dir}/{model}/{slice}/{condition}.jsonl` (drill-down texts, measured compute).")
+    generations_dir: str = Field("results/generations", description="Input: `{generations_dir}/{model}/{slice}/{condition}/{pool}-{mitigation}.jsonl` (drill-down texts, measured compute).")
     estimate_dir: str = Field("results/estimate", description="Input: `{estimate_dir}/{slice}.json` from `mirage estimate` (Table 15).")
     probe_dir: str = Field("results/probe", description="Optional input: `{probe_dir}/{model}/lambda.csv` and `table7.csv` (logit-lens figure).")
     figures_dir: str = Field("results/figures", description="Output: `{figures_dir}/{slice}/*.png|svg`.")

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 import yaml
 
+from mirage.layout import generation_views
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.params import ParamsError, load_params
 
@@ -61,7 +62,7 @@ def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -
                              vp.fraction, vp.seed)
         keys = {r["key"] for r in sample}
         gens = {}
-        for path in sorted((Path(lp.generations_dir) / model / slice_name).glob("C*.jsonl")):
+        for path in generation_views(lp.generations_dir, model, slice_name):
             gens.update({g["key"]: g for g in read_jsonl(path, required=("key", "answer")) if g["key"] in keys})
         corpus = {c["prompt_id"]: c for c in read_jsonl(vp.corpus, required=("prompt_id", "text", "swap_span"))}
         pattern = identity_pattern(_identity_forms(lp.data_dir))

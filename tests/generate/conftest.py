@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from mirage.hashing import content_hash
-from mirage.io import write_jsonl
+from mirage.io import read_jsonl, write_jsonl
+from mirage.layout import generation_views
 
 
 def request_rows(n: int, condition: str = "C1", m4_every: int = 0, shared_every: int = 0) -> list[dict]:
@@ -32,6 +33,11 @@ def request_rows(n: int, condition: str = "C1", m4_every: int = 0, shared_every:
         row["request_id"] = "r" + content_hash([row["prompt"], row["messages"], row["followup"], row["followup_prompt"]])
         rows.append(row)
     return rows
+
+
+def read_views(gen_dir, model: str, slice_name: str, condition: str) -> list[dict]:
+    """All view shards of one condition, in shard order."""
+    return [row for path in generation_views(gen_dir, model, slice_name, [condition]) for row in read_jsonl(path)]
 
 
 def write_params(path: Path, models: dict, **generate) -> Path:

@@ -5,7 +5,7 @@ from mirage.generate.cli import generate
 from mirage.generate.params import SMOLLM2_SHA, default_models
 from mirage.generate.providers.base import Sample
 from mirage.io import read_jsonl, write_jsonl
-from tests.generate.conftest import request_rows, write_params
+from tests.generate.conftest import read_views, request_rows, write_params
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +46,7 @@ def test_generate_cli_on_embedded_model_c2_and_m4(tmp_path):
         "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "mode": "chat"}}, max_tokens={"C1": 8, "C2": 12, "C3": 8})
     res = CliRunner().invoke(generate, ["--model", "smollm2-135m", "--slice", "demo", "--condition", "C2", "--params", str(params)])
     assert res.exit_code == 0, res.output
-    view = list(read_jsonl(tmp_path / "gen/smollm2-135m/demo/C2.jsonl"))
+    view = read_views(tmp_path / "gen", "smollm2-135m", "demo", "C2")
     demo_rows = [r for r in rows if "demo" in r["slices"]]
     assert len(view) == 2 * len(demo_rows)
     for v in view:
@@ -55,4 +55,4 @@ def test_generate_cli_on_embedded_model_c2_and_m4(tmp_path):
         assert (v["first_turn"] is not None) == (v["mitigation"] == "M4")
     res = CliRunner().invoke(generate, ["--model", "smollm2-135m", "--slice", "demo", "--condition", "C2", "--params", str(params)])
     assert "sent 0 sample(s)" in res.output
-    assert list(read_jsonl(tmp_path / "gen/smollm2-135m/demo/C2.jsonl")) == view
+    assert read_views(tmp_path / "gen", "smollm2-135m", "demo", "C2") == view

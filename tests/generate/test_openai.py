@@ -14,7 +14,7 @@ from mirage.generate.providers.base import Sample
 from mirage.generate.providers.openai import OpenAIProvider, parse_response
 from mirage.generate.providers.openai_batch import batch_lines, ingest
 from mirage.io import read_jsonl, write_jsonl
-from tests.generate.conftest import request_rows, write_params
+from tests.generate.conftest import read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer
 
 
@@ -102,7 +102,7 @@ def test_generate_cli_views_m4_and_cache(tmp_path):
         params = _params(tmp_path, srv.url)
         res = CliRunner().invoke(generate, ["--model", "fake", "--slice", "full", "--condition", "C3", "--params", str(params)])
         assert res.exit_code == 0, res.output
-        view = list(read_jsonl(tmp_path / "gen/fake/full/C3.jsonl"))
+        view = read_views(tmp_path / "gen", "fake", "full", "C3")
         assert len(view) == 24
         rids = {r["request_id"] for r in request_rows(12, "C3", m4_every=3, shared_every=4)}
         m4 = {r["request_id"] for r in request_rows(12, "C3", m4_every=3, shared_every=4) if r["followup"]}
@@ -152,7 +152,7 @@ def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
         assert resent == total - stored  # exactly the missing samples, none of the stored ones
         assert len(set(digests)) == total  # nothing lost
         assert len(digests) - total <= 4  # duplicates only for requests in flight at the kill (<= concurrency)
-        view = {r["key"]: r["text"] for r in read_jsonl(tmp_path / "gen/fake/full/C1.jsonl")}
+        view = {r["key"]: r["text"] for r in read_views(tmp_path / "gen", "fake", "full", "C1")}
         # uninterrupted run into a fresh store (higher concurrency) gives the same content
         (tmp_path / "p2").mkdir()
         params2 = write_params(tmp_path / "p2" / "params.yaml", {"fake": {
@@ -160,7 +160,7 @@ def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
             "max_concurrency": 16}}, n_samples=2)
         subprocess.run([*cmd[:-1], str(params2), "--requests", str(req / "C1.jsonl")], env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        fresh = {r["key"]: r["text"] for r in read_jsonl(tmp_path / "p2/gen/fake/full/C1.jsonl")}
+        fresh = {r["key"]: r["text"] for r in read_views(tmp_path / "p2/gen", "fake", "full", "C1")}
         assert fresh == view and len(view) == total
         n_before = len(counts.read_text().split())
         subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

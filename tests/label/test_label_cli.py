@@ -35,7 +35,7 @@ def project(tmp_path, root):
                gen("C3", "The claim is credible and well-documented.", harness="H3")],
     }
     for cond, rs in rows.items():
-        path = tmp_path / "gen" / "toy" / "demo" / f"{cond}.jsonl"
+        path = tmp_path / "gen" / "toy" / "demo" / cond / "none-none.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in rs), encoding="utf-8")
     params = tmp_path / "params.yaml"
@@ -65,9 +65,9 @@ def test_label_cli(project):
 
 def test_label_cli_bad_input(project):
     tmp_path, params = project
-    (tmp_path / "gen" / "toy" / "demo" / "C2.jsonl").write_text('{"key": "x"}\n')
+    (tmp_path / "gen" / "toy" / "demo" / "C2" / "none-none.jsonl").write_text('{"key": "x"}\n')
     res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params)])
-    assert res.exit_code != 0 and "C2.jsonl:1: missing field(s)" in res.output
+    assert res.exit_code != 0 and "none-none.jsonl:1: missing field(s)" in res.output
     assert not (tmp_path / "labels").exists()
 
 

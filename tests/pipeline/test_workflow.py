@@ -43,12 +43,12 @@ def test_dry_run_lists_the_full_matrix_with_gpu_declarations(root):
     params = load_params(root / "params.yaml")
     for model in params.slices.full.models:
         for condition in ("C1", "C2", "C3"):
-            assert f"results/generations/{model}/full/{condition}.jsonl" in out
+            assert f"results/generations/{model}/full/{condition}/none-none.jsonl" in out
         gpus = params.models[model].gpus
         if gpus:
-            jobs = re.findall(rf"output: results/generations/{re.escape(model)}/full/C1\.jsonl.*?resources: ([^\n]*)", out, re.S)
+            jobs = re.findall(rf"output: results/generations/{re.escape(model)}/full/C1/none-none\.jsonl.*?resources: ([^\n]*)", out, re.S)
             assert jobs and f"gpu={gpus}" in jobs[0], (model, jobs)
-    assert re.search(r"output: results/generations/deepseek-v3/full/C2\.jsonl.*?resources: [^\n]*gpu=8", out, re.S)
+    assert re.search(r"output: results/generations/deepseek-v3/full/C2/none-none\.jsonl.*?resources: [^\n]*gpu=8", out, re.S)
     for target in ("results/report/full/index.html", "results/probe/deepseek-v3/table7.csv"):
         assert target in out
 

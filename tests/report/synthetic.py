@@ -112,7 +112,7 @@ def write_run(root: Path, slice_name: str = "demo", models: list[str] = MODELS, 
                                    "pathways": (["group_statistic"] if b % 2 else ["reasoner_stand_in", "coherence_pressure"]) if cond == "C2" and violent else [],
                                    "judge": "lexicon-v1"})
     for cond in ("C1", "C2", "C3"):
-        write_jsonl(root / "generations" / model / slice_name / f"{cond}.jsonl", [g for g in gens if g["condition"] == cond])
+        write_jsonl(root / "generations" / model / slice_name / cond / "none-none.jsonl", [g for g in gens if g["condition"] == cond])
     write_jsonl(root / "labels" / model / f"{slice_name}.jsonl", labels)
     write_json(root / "estimate" / f"{slice_name}.json", {
         "slice": slice_name,

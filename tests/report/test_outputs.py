@@ -88,7 +88,7 @@ def test_pathway_shares_and_compute_from_files(built):
     assert t6.at["model-a", "group_statistic"] == pytest.approx(share)
     assert t6.at["model-a", "group_statistic ci_low"] <= share <= t6.at["model-a", "group_statistic ci_high"]
     t15 = pd.read_csv(root / "tables" / "demo" / "table15_compute.csv").set_index(["model", "condition"])
-    gens = [json.loads(line) for line in (root / "generations" / "model-a" / "demo" / "C2.jsonl").read_text(encoding="utf-8").splitlines()]
+    gens = [json.loads(line) for line in (root / "generations" / "model-a" / "demo" / "C2" / "none-none.jsonl").read_text(encoding="utf-8").splitlines()]
     assert t15.at[("model-a", "C2"), "run samples"] == len(gens)
     assert t15.at[("model-a", "C2"), "run tokens_out"] == sum(g["tokens_out"] for g in gens)
     assert t15.at[("model-b", "C1"), "est. samples"] == 80 and pd.isna(t15.at[("model-b", "C1"), "run samples"])

@@ -30,8 +30,8 @@ def test_export_import_roundtrip(tmp_path, corpus_rows, root):
             gens.append({"key": key, "answer": answer, "reasoning": None})
     (tmp_path / "labels" / "toy").mkdir(parents=True)
     (tmp_path / "labels" / "toy" / "demo.jsonl").write_text("".join(json.dumps(r | {"violent": int(r["violent"])}) + "\n" for r in labels))
-    (tmp_path / "gen" / "toy" / "demo").mkdir(parents=True)
-    (tmp_path / "gen" / "toy" / "demo" / "C1.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
+    (tmp_path / "gen" / "toy" / "demo" / "C1").mkdir(parents=True)
+    (tmp_path / "gen" / "toy" / "demo" / "C1" / "none-none.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens))
     corpus = tmp_path / "prompts.jsonl"
     corpus.write_text("".join(json.dumps(c) + "\n" for c in t1))
     params = tmp_path / "params.yaml"

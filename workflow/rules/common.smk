@@ -1,4 +1,5 @@
 # Validate params.yaml once (errors name the key and allowed values) and derive the job matrix from it.
+from mirage.layout import request_shards
 from mirage.params import validate_params
 
 PARAMS = validate_params(config, "params.yaml")
@@ -14,6 +15,14 @@ OPERATIONAL_MODEL_FIELDS = {
     "api_key_env", "allow_unpinned",
 }
 SAMPLING_KEYS = {"temperature", "top_p", "n_samples", "max_tokens", "seed"}
+
+
+def generation_views_of(condition):
+    """The view shards one generation job writes (wildcards model and slice left open)."""
+    return [
+        f"results/generations/{{model}}/{{slice}}/{condition}/{shard}.jsonl"
+        for shard in request_shards(PARAMS.render, condition)
+    ]
 
 
 def slice_models(slice_name):

@@ -1,7 +1,7 @@
 rule label:
     """Violence labels (reasoning and answer separately for C2), parsed C3 decisions, CoT pathways."""
     input:
-        expand("results/generations/{{model}}/{{slice}}/{condition}.jsonl", condition=CONDITIONS),
+        [view for condition in CONDITIONS for view in generation_views_of(condition)],
     output:
         "results/labels/{model}/{slice}.jsonl",
     params:
