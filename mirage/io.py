@@ -8,7 +8,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, IO
+from typing import IO, Any
 
 
 class DataError(ValueError):

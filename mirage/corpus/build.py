@@ -19,6 +19,7 @@ from mirage.io import DataError
 
 MAX_COMBOS = 500_000
 
+
 def _lex_value(entry: dict, lang: str, field: str | None, where: str) -> str:
     value = entry.get(lang) if lang in entry else entry.get("ar") if lang.startswith("ar-") else entry.get("en")
     if value is None:
@@ -31,8 +32,10 @@ def _lex_value(entry: dict, lang: str, field: str | None, where: str) -> str:
         raise DataError(f"{where}: placeholder asks for field '{field}' but entry {entry_key(entry)!r} is plain text")
     return str(value)
 
+
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
+
 
 def _substitute(text: str, fills: dict[str, dict], lang: str, where: str) -> str:
     def repl(m: re.Match) -> str:
@@ -42,7 +45,10 @@ def _substitute(text: str, fills: dict[str, dict], lang: str, where: str) -> str
 
     return re.sub(r" {2,}", " ", PLACEHOLDER.sub(repl, text))
 
-def render_variant(frame: Frame, lang: str, fills: dict[str, dict], forms: dict[str, str]) -> tuple[str, tuple[int, int]]:
+
+def render_variant(
+    frame: Frame, lang: str, fills: dict[str, dict], forms: dict[str, str]
+) -> tuple[str, tuple[int, int]]:
     """Render one language/identity variant; returns the text and the swap span [start, end)."""
     text = frame.texts[lang]
     m = next(m for m in PLACEHOLDER.finditer(text) if m.group(1).lower() == "id")
@@ -54,6 +60,7 @@ def render_variant(frame: Frame, lang: str, fills: dict[str, dict], forms: dict[
     prefix = _substitute(text[: m.start()], fills, lang, where)
     suffix = _substitute(text[m.end() :], fills, lang, where)
     return prefix + span + suffix, (len(prefix), len(prefix) + len(span))
+
 
 def _allocate(total: int, capacities: list[int]) -> list[int]:
     """Split `total` as evenly as possible over frames, never above a frame's capacity."""
@@ -70,6 +77,7 @@ def _allocate(total: int, capacities: list[int]) -> list[int]:
     if remaining:
         raise DataError(f"only {sum(capacities)} distinct instantiations possible, {total} requested")
     return alloc
+
 
 def _combos(frame: Frame, sources: Sources, k: int, seed: int) -> list[dict[str, dict]]:
     """Pick k fill combinations, hash-ordered and balanced so every lexicon value is used evenly."""
@@ -97,8 +105,10 @@ def _combos(frame: Frame, sources: Sources, k: int, seed: int) -> list[dict[str,
     chosen += rest[: k - len(chosen)]
     return [{s: pools[j][i] for j, (s, i) in enumerate(zip(slots, idx))} for idx in chosen]
 
+
 def frame_capacity(frame: Frame, sources: Sources) -> int:
     return math.prod(len(frame.lexicons.get(s) or sources.lexicons[s]) for s in frame.slots())
+
 
 def instantiate(sources: Sources, params: CorpusParams) -> Iterator[tuple[Frame, dict[str, dict]]]:
     """Yield (frame, fills) for every base prompt, `instantiations_per_template` per template."""
@@ -112,20 +122,28 @@ def instantiate(sources: Sources, params: CorpusParams) -> Iterator[tuple[Frame,
             for fills in _combos(frame, sources, k, params.seed):
                 yield frame, fills
 
+
 def base_id(frame: Frame, fills: dict[str, dict]) -> str:
     return "b" + content_hash(
-        {"template": frame.template, "frame": frame.frame_id, "en": frame.texts["en"],
-         "fills": {s: entry_key(e) for s, e in fills.items()}}
+        {
+            "template": frame.template,
+            "frame": frame.frame_id,
+            "en": frame.texts["en"],
+            "fills": {s: entry_key(e) for s, e in fills.items()},
+        }
     )
+
 
 def prompt_id(base: str, identity: str, language: str, text: str) -> str:
     return "p" + content_hash({"base_id": base, "identity": identity, "language": language, "text": text})
+
 
 def arabic_ready(frame: Frame, fills: dict[str, dict], languages: list[str]) -> bool:
     """True if the frame and all its fills are authored in every requested Arabic variant."""
     if frame.template == "T5" or not all(lang in frame.texts for lang in languages):
         return False
     return all("ar" in e or all(lang in e for lang in languages) for e in fills.values())
+
 
 def build_rows(sources: Sources, params: CorpusParams) -> list[dict]:
     """All prompt rows (English for every base prompt; Arabic for the parallel subset), unsplit."""
@@ -139,24 +157,27 @@ def build_rows(sources: Sources, params: CorpusParams) -> list[dict]:
             for ident in params.identities:
                 forms = sources.identity_forms[ident].get(lang) or sources.identity_forms[ident][script]
                 text, (s, e) = render_variant(frame, lang, fills, forms)
-                rows.append({
-                    "prompt_id": prompt_id(bid, ident, lang, text),
-                    "base_id": bid,
-                    "template": frame.template,
-                    "frame": frame.frame_id,
-                    "harness": frame.harness,
-                    "identity_field": frame.identity_field,
-                    "canonical": frame.canonical,
-                    "identity": ident,
-                    "focal": ident == params.focal_identity,
-                    "language": lang,
-                    "text": text,
-                    "swap_span": [s, e],
-                    "swap_text": text[s:e],
-                    "fills": {slot: entry_key(entry) for slot, entry in fills.items()},
-                    "parallel": bid in parallel,
-                })
+                rows.append(
+                    {
+                        "prompt_id": prompt_id(bid, ident, lang, text),
+                        "base_id": bid,
+                        "template": frame.template,
+                        "frame": frame.frame_id,
+                        "harness": frame.harness,
+                        "identity_field": frame.identity_field,
+                        "canonical": frame.canonical,
+                        "identity": ident,
+                        "focal": ident == params.focal_identity,
+                        "language": lang,
+                        "text": text,
+                        "swap_span": [s, e],
+                        "swap_text": text[s:e],
+                        "fills": {slot: entry_key(entry) for slot, entry in fills.items()},
+                        "parallel": bid in parallel,
+                    }
+                )
     return rows
+
 
 def select_parallel(bases: list[tuple[str, Frame, dict]], params: CorpusParams) -> set[str]:
     """The cross-lingual subset: `arabic_subset` base prompts spread evenly over T1-T4 and T6."""
@@ -172,5 +193,3 @@ def select_parallel(bases: list[tuple[str, Frame, dict]], params: CorpusParams) 
     for t, k in zip(templates, alloc):
         chosen.update(sorted(by_template[t], key=lambda b: rank_key(params.seed, "parallel", b))[:k])
     return chosen
-
-__all__ = ["ARABIC", "build_rows", "render_variant", "instantiate", "base_id", "prompt_id"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from mirage.layout import generation_views
 from mirage.io import DataError, read_jsonl, write_jsonl
+from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
 
 CONDITIONS = ("C1", "C2", "C3")

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
-from mirage.provenance import code_version
 from mirage.params import ParamsError, load_params, section_hash
+from mirage.provenance import code_version
 
 
 def load_labels(paths: list[Path]):

@@ -10,7 +10,14 @@ import pandas as pd
 
 from mirage.hashing import content_hash
 from mirage.metrics.params import MetricsParams
-from mirage.metrics.stats import Estimate, bootstrap_means, stratified_counts, bootstrap_spearman, holm, paired_permutation_greater
+from mirage.metrics.stats import (
+    Estimate,
+    bootstrap_means,
+    bootstrap_spearman,
+    holm,
+    paired_permutation_greater,
+    stratified_counts,
+)
 
 COLUMNS = ["model", "metric", "condition", "template", "harness", "language", "rag_pool", "mitigation", "identity",
            "estimate", "ci_low", "ci_high", "p", "p_adj", "family", "n"]

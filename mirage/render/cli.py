@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
-from mirage.provenance import code_version
 from mirage.params import ParamsError, load_params, section_hash
+from mirage.provenance import code_version
 from mirage.slices import SLICE_NAMES
 
 AXES = ["condition", "rag_pool", "mitigation", "language"]

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 import yaml
 
-from mirage.layout import generation_views
 from mirage.io import DataError
+from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
 from mirage.slices import SLICE_NAMES
 

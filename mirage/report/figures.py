@@ -116,7 +116,7 @@ def fig2(df: pd.DataFrame, models: list[str], **_) -> Figure | None:
 
 
 def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], **_) -> Figure | None:
-    """Figure 3: signed decision asymmetry per harness per model (pp, + = adverse to the focal identity)."""
+    """Figure 3: signed decision asymmetry per harness per model (pp; s is favourability, so negative = adverse to the focal identity)."""
     rows = select(df, "Delta_signed", harness=ANY, condition=["", "C3"]).assign(panel="C3: agentic decisions")
     if rows.empty:
         return None
@@ -183,7 +183,7 @@ SPECS: list[FigureSpec] = [
     FigureSpec("fig2_violence_by_condition", "Figure 2: violence rate by condition",
                "Violent-completion rate V per model for direct completion (C1), chain of thought (C2) and agentic decisions (C3); focal (Muslim) vs pooled controls; whiskers are 95% CIs.", fig2),
     FigureSpec("fig3_decision_asymmetry", "Figure 3: decision asymmetry per harness",
-               "Signed decision asymmetry Δ (pp) per agentic harness and model; positive = less favourable to the focal identity on identical evidence; whiskers are 95% CIs.", fig3),
+               "Signed decision asymmetry Δ (pp) per agentic harness and model; 100·(s_focal − s_control) with s = favourability, so negative = less favourable to the focal (Muslim) identity on identical evidence; whiskers are 95% CIs.", fig3),
     FigureSpec("fig4_time_coupled_rag", "Figure 4: time-coupled retrieval",
                "Focal violent-completion rate under each retrieved-news pool; the legend gives the time-coupling coefficient δt (recent − neutral) and its permutation p-value.", fig4),
     FigureSpec("fig5_crosslingual", "Figure 5: cross-lingual rates",

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 import yaml
 
-from mirage.layout import generation_views
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
 
 LABEL_CONFIG = """<View>
@@ -52,7 +52,14 @@ def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -
     """Draw label.validation.fraction of the labelled samples per template x identity x condition,
     mask identity mentions, and write items.csv (for annotators), tasks.json + label_config.xml
     (Label Studio) and key.csv (judge labels and identities; keep it away from annotators)."""
-    from mirage.validation.export import ITEM_COLUMNS, KEY_COLUMNS, draw_sample, identity_pattern, mask_prompt, mask_text
+    from mirage.validation.export import (
+        ITEM_COLUMNS,
+        KEY_COLUMNS,
+        draw_sample,
+        identity_pattern,
+        mask_prompt,
+        mask_text,
+    )
 
     try:
         lp = load_params(params_path).label

@@ -4,7 +4,7 @@ from click.testing import CliRunner
 from mirage.generate.cli import generate
 from mirage.generate.params import SMOLLM2_SHA, default_models
 from mirage.generate.providers.base import Sample
-from mirage.io import read_jsonl, write_jsonl
+from mirage.io import write_jsonl
 from tests.generate.conftest import read_views, request_rows, write_params
 
 pytestmark = pytest.mark.slow

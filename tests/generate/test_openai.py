@@ -13,7 +13,7 @@ from mirage.generate.params import ModelSpec
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.openai import OpenAIProvider, parse_response
 from mirage.generate.providers.openai_batch import batch_lines, ingest
-from mirage.io import read_jsonl, write_jsonl
+from mirage.io import write_jsonl
 from tests.generate.conftest import read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer
 

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -7,7 +6,14 @@ import pytest
 from mirage.generate.params import ModelSpec, default_models
 from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicProvider, parse_batch_result
 from mirage.generate.providers.base import Sample
-from mirage.generate.providers.vllm import UnpinnedRevision, VLLMProvider, check_pinned, engine_kwargs, parse_output, sampling_kwargs
+from mirage.generate.providers.vllm import (
+    UnpinnedRevision,
+    VLLMProvider,
+    check_pinned,
+    engine_kwargs,
+    parse_output,
+    sampling_kwargs,
+)
 from mirage.generate.runner import Settings, make_sample
 from mirage.generate.split import split_reasoning
 from tests.generate.fake_server import FIXTURES, FakeServer

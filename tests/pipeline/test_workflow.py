@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 
-import pytest
 import yaml
 
 from mirage.params import load_params
@@ -65,8 +65,19 @@ def test_dvc_stage_outputs_follow_the_slice_models(root):
         assert all("/store/" in p for p in persisted) and persisted
 
 
-@pytest.mark.parametrize("profile", ["slurm", "kubernetes"])
-def test_cluster_profiles_dry_run(root, profile):
-    pytest.importorskip(f"snakemake_executor_plugin_{profile}")
-    result = run(["snakemake", "-n", "--profile", f"workflow/profiles/{profile}", "lite"], root)
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_slurm_profile_dry_run_maps_gpus(root):
+    result = run(["snakemake", "-n", "--profile", "workflow/profiles/slurm", "all"], root)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "Using profile workflow/profiles/slurm" in out
+    assert re.search(r"rule generate_C1:.*?resources: [^\n]*gpu=8", out, re.S)
+
+
+def test_kubernetes_profile_dry_run(root, tmp_path):
+    """Pods share no filesystem: inputs come from the storage provider (here the `fs` plugin on a tmp folder)."""
+    shutil.copytree(root / "data", tmp_path / "data")
+    result = run(["snakemake", "-n", "--profile", "workflow/profiles/kubernetes", "--default-storage-provider", "fs",
+                  "--default-storage-prefix", str(tmp_path), "lite"], root)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "generate_C3" in out and "(in storage)" in out

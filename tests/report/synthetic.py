@@ -4,7 +4,6 @@ estimate and probe files. Values are drawn from a seeded RNG, so tests compare o
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np

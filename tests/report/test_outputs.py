@@ -7,7 +7,6 @@ import shutil
 
 import pandas as pd
 import pytest
-
 import synthetic
 from conftest import run_report
 

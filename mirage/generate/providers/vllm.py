@@ -12,7 +12,6 @@ from typing import Any
 from mirage.generate.params import ModelSpec
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 
-
 CHUNK = 1024  # samples per LLM call; vLLM batches within it (max_num_seqs)
 
 
