@@ -39,6 +39,7 @@ class ModelSpec(BaseModel):
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout in seconds.")
     use_batch_api: bool = Field(False, description="Use the provider's batch API (OpenAI Batch / Anthropic Message Batches) when a run has >= batch_min_requests.")
     batch_min_requests: int = Field(1000, ge=1, description="Smallest job sent through the batch API when use_batch_api is set.")
+    batch_poll_s: float = Field(30.0, gt=0, description="Seconds between status polls of a submitted batch (batch API only).")
     allow_unpinned: bool = Field(False, description="Let vllm run a model whose revision is unpinned (results are then not reproducible).")
     price_in_per_mtok: float | None = Field(None, ge=0, description="USD per 1M input tokens (estimates).")
     price_out_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens (estimates).")

@@ -72,8 +72,14 @@ class Provenance:
     deviations: list[str] = field(default_factory=list)
 
     def caption(self, models: list[str]) -> str:
-        revs = ", ".join(f"{m} @ {self.revisions.get(m, 'revision not recorded')}" for m in models) or "no models"
+        """Short form for figure captions; the provenance table on the page shows full revisions."""
+        revs = ", ".join(f"{m} @ {_short(self.revisions.get(m, 'revision not recorded'))}" for m in models) or "no models"
         return f"Slice {self.slice}; {revs}; run {self.run_date}; code {self.code_version}."
+
+
+def _short(revision: str) -> str:
+    """`sha256:<64 hex>` -> `sha256:<first 12>…`; other revisions (snapshots, commits) unchanged."""
+    return revision[:19] + "…" if revision.startswith("sha256:") and len(revision) > 19 else revision
 
 
 def _deviation_lines(raw: Any) -> list[str]:

@@ -1,6 +1,13 @@
 """A real threaded HTTP server on 127.0.0.1 speaking the OpenAI (chat/completions) and Anthropic (messages)
 protocols, with injectable faults (429, 500, timeout, malformed body), fixed latency and request counting.
 
+It also serves the batch endpoints the official SDKs call: OpenAI `POST /v1/files` (multipart,
+purpose=batch), `POST /v1/batches`, `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`, and Anthropic
+`POST /v1/messages/batches`, `GET /v1/messages/batches/{id}` and its `results_url` (JSONL). A batch
+finishes after `batch_polls` status reads (never while `hold_batches` is set); its requests are then
+executed once each, counted in `bodies` like live requests and in `executed` by custom_id.
+`batch_errors` makes the next N executed batch requests come back as per-request errors.
+
 Responses are deterministic functions of the request body, so reruns can be compared exactly.
 """
 
@@ -8,22 +15,61 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections import Counter
+from email.parser import BytesParser
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
+CREATED = "2025-01-01T00:00:00Z"
+ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def digest_of(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def openai_reply(path: str, body: dict, digest: str) -> dict:
+    """The deterministic chat or text completion for a request body."""
+    text = f"reply-{digest} seed={body.get('seed')}"
+    usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    if path.endswith("/chat/completions"):
+        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+        obj = "chat.completion"
+    else:
+        choice = {"index": 0, "finish_reason": "length", "text": text, "logprobs": None}
+        obj = "text_completion"
+    return {"id": f"cmpl-{digest}", "object": obj, "created": 0, "model": body["model"], "choices": [choice],
+            "usage": usage, "system_fingerprint": "fp_test"}
+
+
+def anthropic_batch_message(digest: str) -> dict:
+    """The recorded message with a per-request id and text, so batch results can be matched to requests."""
+    data = json.loads((FIXTURES / "anthropic_message.json").read_text())
+    data["id"] = f"msg_{digest}"
+    data["content"][-1]["text"] = f"reply-{digest}"
+    return data
 
 
 class FakeServer:
-    def __init__(self, latency_s: float = 0.0, count_file: str | None = None) -> None:
+    def __init__(self, latency_s: float = 0.0, count_file: str | None = None, batch_polls: int = 2) -> None:
         self.latency_s = latency_s
         self.faults: list[str] = []  # consumed one per request: "429", "500", "timeout", "malformed"
         self.bodies: Counter[str] = Counter()
         self.count_file = count_file
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        self.batch_polls = batch_polls  # status reads a batch answers unfinished before it completes
+        self.hold_batches = False  # keep every batch unfinished (to interrupt a run while it polls)
+        self.batch_errors = 0  # the next N executed batch requests come back as per-request errors
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}  # id -> OpenAI or Anthropic batch object
+        self.batch_inputs: dict[str, list[dict]] = {}  # id -> submitted requests (custom_id, url, body)
+        self.polls: Counter[str] = Counter()  # status reads per batch id
+        self.executed: Counter[str] = Counter()  # batch requests run per custom_id
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -35,6 +81,114 @@ class FakeServer:
     @property
     def total(self) -> int:
         return sum(self.bodies.values())
+
+    def count(self, body: dict) -> str:
+        """Record one executed request; returns its body digest."""
+        digest = digest_of(body)
+        with self.lock:
+            self.bodies[digest] += 1
+            if self.count_file:
+                with open(self.count_file, "a") as fh:
+                    fh.write(digest + "\n")
+        return digest
+
+    def _take_error(self) -> bool:
+        with self.lock:
+            if self.batch_errors > 0:
+                self.batch_errors -= 1
+                return True
+            return False
+
+    def _add_file(self, content: bytes, filename: str, purpose: str) -> dict:
+        with self.lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = content
+        return {"id": file_id, "object": "file", "bytes": len(content), "created_at": 0, "filename": filename,
+                "purpose": purpose, "status": "processed"}
+
+    def _advance(self, batch_id: str) -> dict:
+        """One status read: unfinished for `batch_polls` reads (or while held), then run every request once."""
+        with self.lock:
+            self.polls[batch_id] += 1
+            batch = self.batches[batch_id]
+            finished = batch.get("status") == "completed" or batch.get("processing_status") == "ended"
+            due = not finished and not self.hold_batches and self.polls[batch_id] > self.batch_polls
+            if due:
+                (self._finish_openai if "status" in batch else self._finish_anthropic)(batch)
+            elif not finished and "status" in batch:
+                batch["status"] = "validating" if self.polls[batch_id] == 1 else "in_progress"
+            return dict(batch)
+
+    def _finish_openai(self, batch: dict) -> None:
+        out, err = [], []
+        for i, line in enumerate(self.batch_inputs[batch["id"]]):
+            digest = self.count(line["body"])
+            self.executed[line["custom_id"]] += 1
+            if self._take_error():
+                resp = {"status_code": 500, "request_id": f"req_{digest}",
+                        "body": {"error": {"message": "injected batch error", "type": "server_error"}}}
+                err.append({"id": f"batch_req_{i}", "custom_id": line["custom_id"], "response": resp, "error": None})
+            else:
+                resp = {"status_code": 200, "request_id": f"req_{digest}", "body": openai_reply(line["url"], line["body"], digest)}
+                out.append({"id": f"batch_req_{i}", "custom_id": line["custom_id"], "response": resp, "error": None})
+        for rows, field in ((out, "output_file_id"), (err, "error_file_id")):
+            if rows:
+                content = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                batch[field] = self._add_file(content, f"{batch['id']}_{field}.jsonl", "batch_output")["id"]
+        batch.update(status="completed", completed_at=1,
+                     request_counts={"total": len(out) + len(err), "completed": len(out), "failed": len(err)})
+
+    def _finish_anthropic(self, batch: dict) -> None:
+        rows, counts = [], Counter()
+        for req in self.batch_inputs[batch["id"]]:
+            digest = self.count(req["params"])
+            self.executed[req["custom_id"]] += 1
+            if self._take_error():
+                result = {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
+                                                                                   "message": "injected batch error"}}}
+            else:
+                result = {"type": "succeeded", "message": anthropic_batch_message(digest)}
+            counts[result["type"]] += 1
+            rows.append({"custom_id": req["custom_id"], "result": result})
+        self.files[batch["id"]] = "".join(json.dumps(r) + "\n" for r in rows).encode()
+        batch.update(processing_status="ended", ended_at=CREATED, results_url=f"{self.url}/v1/messages/batches/{batch['id']}/results",
+                     request_counts={"processing": 0, "succeeded": counts["succeeded"], "errored": counts["errored"],
+                                     "canceled": 0, "expired": 0})
+
+    def create_openai_batch(self, body: dict) -> tuple[int, dict]:
+        """POST /v1/batches: validate the uploaded JSONL as the API does, then queue it."""
+        content = self.files.get(body.get("input_file_id", ""))
+        if content is None or body.get("completion_window") != "24h":
+            return 400, {"error": {"message": "unknown input_file_id or bad completion_window", "type": "invalid_request_error"}}
+        lines = [json.loads(x) for x in content.decode().splitlines() if x.strip()]
+        ids = [x.get("custom_id") for x in lines]
+        if not lines or len(set(ids)) != len(ids) or any(x.get("method") != "POST" or x.get("url") != body.get("endpoint") for x in lines):
+            return 400, {"error": {"message": "batch lines need unique custom_id, POST and the batch endpoint", "type": "invalid_request_error"}}
+        with self.lock:
+            batch_id = f"batch_{len(self.batches) + 1}"
+            self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+                                      "input_file_id": body["input_file_id"], "completion_window": "24h", "status": "validating",
+                                      "output_file_id": None, "error_file_id": None, "created_at": 0,
+                                      "request_counts": {"total": len(lines), "completed": 0, "failed": 0}}
+            self.batch_inputs[batch_id] = lines
+        return 200, self.batches[batch_id]
+
+    def create_anthropic_batch(self, body: dict) -> tuple[int, dict]:
+        """POST /v1/messages/batches: validate the requests as the API does, then queue them."""
+        reqs = body.get("requests") or []
+        ids = [r.get("custom_id", "") for r in reqs]
+        if not reqs or len(set(ids)) != len(ids) or not all(ANTHROPIC_ID.match(i) for i in ids) or any(
+                not {"model", "max_tokens", "messages"} <= set(r.get("params") or {}) for r in reqs):
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad batch requests"}}
+        with self.lock:
+            batch_id = f"msgbatch_{len(self.batches) + 1:02d}"
+            self.batches[batch_id] = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                                      "created_at": CREATED, "expires_at": "2025-01-02T00:00:00Z", "ended_at": None,
+                                      "archived_at": None, "cancel_initiated_at": None, "results_url": None,
+                                      "request_counts": {"processing": len(reqs), "succeeded": 0, "errored": 0,
+                                                         "canceled": 0, "expired": 0}}
+            self.batch_inputs[batch_id] = reqs
+        return 200, self.batches[batch_id]
 
     def __enter__(self) -> "FakeServer":
         self.thread.start()
@@ -54,24 +208,48 @@ class FakeServer:
                 pass
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                headers = dict(headers or {})
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
                 self.send_header("Content-Length", str(len(payload)))
-                for k, v in (headers or {}).items():
+                for k, v in headers.items():
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _json(self, status: int, data: dict) -> None:
+                self._send(status, json.dumps(data).encode(), {"x-request-id": "req_batch", "request-id": "req_batch"})
+
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                parts = path.strip("/").split("/")
+                if path.startswith("/v1/files/") and path.endswith("/content") and parts[2] in server.files:
+                    return self._send(200, server.files[parts[2]], {"Content-Type": "application/octet-stream"})
+                if path.startswith("/v1/messages/batches/") and path.endswith("/results") and parts[3] in server.files:
+                    return self._send(200, server.files[parts[3]], {"Content-Type": "application/binary"})
+                batch_id = parts[-1]
+                if path in (f"/v1/batches/{batch_id}", f"/v1/messages/batches/{batch_id}") and batch_id in server.batches:
+                    return self._json(200, server._advance(batch_id))
+                self._json(404, {"error": {"message": f"no such resource {path}", "type": "not_found_error"}})
+
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path == "/v1/files":
+                    form = BytesParser(policy=HTTP).parsebytes(
+                        b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + raw)
+                    fields = {p.get_param("name", header="content-disposition"): p for p in form.iter_parts()}
+                    if "file" not in fields or fields.get("purpose") is None or fields["purpose"].get_content().strip() != "batch":
+                        return self._json(400, {"error": {"message": "need a file and purpose=batch", "type": "invalid_request_error"}})
+                    upload = fields["file"]
+                    return self._json(200, server._add_file(upload.get_payload(decode=True), upload.get_filename(), "batch"))
                 body = json.loads(raw)
-                digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+                if self.path == "/v1/batches":
+                    return self._json(*server.create_openai_batch(body))
+                if self.path == "/v1/messages/batches":
+                    return self._json(*server.create_anthropic_batch(body))
+                digest = server.count(body)
                 with server.lock:
-                    server.bodies[digest] += 1
                     fault = server.faults.pop(0) if server.faults else None
-                    if server.count_file:
-                        with open(server.count_file, "a") as fh:
-                            fh.write(digest + "\n")
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 if fault == "429":
@@ -85,16 +263,7 @@ class FakeServer:
                 if self.path.endswith("/messages"):
                     data = json.loads((FIXTURES / "anthropic_message.json").read_text())
                     return self._send(200, json.dumps(data).encode(), {"request-id": "req_anthropic_1"})
-                text = f"reply-{digest} seed={body.get('seed')}"
-                usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
-                if self.path.endswith("/chat/completions"):
-                    choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-                    obj = "chat.completion"
-                else:
-                    choice = {"index": 0, "finish_reason": "length", "text": text, "logprobs": None}
-                    obj = "text_completion"
-                data = {"id": f"cmpl-{digest}", "object": obj, "created": 0, "model": body["model"], "choices": [choice],
-                        "usage": usage, "system_fingerprint": "fp_test"}
+                data = openai_reply(self.path, body, digest)
                 self._send(200, json.dumps(data).encode(), {"x-request-id": f"req_{digest}"})
 
         return Handler

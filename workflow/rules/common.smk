@@ -43,6 +43,9 @@ def model_api_slots(wildcards):
 
 
 def probe_models(slice_name):
+    """Open-weight models of a slice get the logit-lens probe; the lite split skips it (App. J: a cheaper rerun)."""
+    if slice_name == "lite":
+        return []
     return [m for m in slice_models(slice_name) if model_spec(m).provider in ("local", "vllm")]
 
 

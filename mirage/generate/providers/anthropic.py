@@ -9,18 +9,15 @@ Thinking blocks (extended thinking) are kept as the reasoning trace. Jobs of at 
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 from mirage.generate.params import ModelSpec
 from mirage.generate.providers._async import run_bounded
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
-from mirage.io import write_json
+from mirage.generate.providers.openai_batch import BatchJob
 
 NO_SEED_NOTE = "anthropic Messages API has no seed parameter; samples are not reproducible by seed"
-TERMINAL = "ended"
 
 
 class AnthropicProvider(Provider):
@@ -28,9 +25,7 @@ class AnthropicProvider(Provider):
 
     def __init__(self, name: str, spec: ModelSpec) -> None:
         super().__init__(name, spec)
-        self.api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
-        if spec.api_key_env and not self.api_key:
-            raise RuntimeError(f"model '{name}': set the environment variable {spec.api_key_env} to its API key")
+        self.api_key = self.api_key_from_env()
 
     def client(self, async_: bool = True) -> Any:
         import anthropic
@@ -53,7 +48,7 @@ class AnthropicProvider(Provider):
 
     def generate(self, samples: list[Sample], on_result: OnResult) -> None:
         if self.spec.use_batch_api and len(samples) >= self.spec.batch_min_requests:
-            self._run_batch(samples, on_result)
+            AnthropicBatch(self).run(self.state_dir, samples, on_result)
             return
         async def call(client: Any, s: Sample) -> Result:
             import anthropic
@@ -74,27 +69,35 @@ class AnthropicProvider(Provider):
 
         run_bounded(samples, self.client, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute)
 
-    def _run_batch(self, samples: list[Sample], on_result: OnResult, poll_s: float = 30.0) -> None:
-        """Message Batches: resume recorded batches, submit the rest, poll until ended, ingest results."""
-        client = self.client(async_=False)
-        state = Path(self.state_dir or ".")
-        by_key = {s.key: s for s in samples}
-        records = sorted(state.glob("anthropic-*.json"))
-        if by_key and not records:
-            batch = client.messages.batches.create(
-                requests=[{"custom_id": s.key, "params": self.params(s)} for s in by_key.values()])
-            records = [state / f"anthropic-{batch.id}.json"]
-            write_json(records[0], {"batch_id": batch.id, "keys": sorted(by_key)})
-        for record in records:
-            batch_id = json.loads(record.read_text(encoding="utf-8"))["batch_id"]
-            while client.messages.batches.retrieve(batch_id).processing_status != TERMINAL:
-                time.sleep(poll_s)
-            for item in client.messages.batches.results(batch_id):
-                row = item.model_dump()
-                s = by_key.pop(row["custom_id"], None)
-                if s is not None:
-                    on_result(s, parse_batch_result(row["result"]))
-            record.rename(record.with_suffix(".ingested"))
+
+class AnthropicBatch(BatchJob):
+    """Message Batches: create with the live path's parameters, poll until `ended`, stream the JSONL results."""
+
+    prefix = "anthropic"
+    max_requests = 100_000  # API limit per batch
+    max_bytes = 250 * 2**20  # under the 256 MB request limit
+
+    def __init__(self, provider: AnthropicProvider) -> None:
+        super().__init__(provider.client(async_=False), provider.spec.batch_poll_s)
+        self.provider = provider
+
+    def request(self, s: Sample) -> dict[str, Any]:
+        return {"custom_id": s.key, "params": self.provider.params(s)}
+
+    def submit(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"batch_id": self.client.messages.batches.create(requests=requests).id}
+
+    def poll(self, batch_id: str) -> Any | None:
+        batch = self.client.messages.batches.retrieve(batch_id)
+        return batch if batch.processing_status == "ended" else None
+
+    def collect(self, batch: Any, wanted: dict[str, Sample], on_result: OnResult) -> str:
+        for item in self.client.messages.batches.results(batch.id):
+            row = item.model_dump()
+            s = wanted.pop(row["custom_id"], None)
+            if s is not None:
+                on_result(s, parse_batch_result(row["result"]))
+        return batch.processing_status
 
 
 def parse_message(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None) -> Result:

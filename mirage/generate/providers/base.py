@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,15 @@ class Provider(abc.ABC):
         self.spec = spec
         #: Folder for provider bookkeeping that must survive a kill (e.g. submitted batch ids); set by the runner.
         self.state_dir: str | None = None
+
+    def api_key_from_env(self) -> str | None:
+        """The key named by `api_key_env`, read from the environment only (never from params or files)."""
+        if not self.spec.api_key_env:
+            return None
+        key = os.environ.get(self.spec.api_key_env)
+        if not key:
+            raise RuntimeError(f"model '{self.name}': set the environment variable {self.spec.api_key_env} to its API key")
+        return key
 
     @abc.abstractmethod
     def generate(self, samples: list[Sample], on_result: OnResult) -> None:

@@ -9,7 +9,6 @@ Jobs of at least `batch_min_requests` samples go through the Batch API when `use
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import Any
 
@@ -23,9 +22,7 @@ class OpenAIProvider(Provider):
 
     def __init__(self, name: str, spec: ModelSpec) -> None:
         super().__init__(name, spec)
-        self.api_key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
-        if spec.api_key_env and not self.api_key:
-            raise RuntimeError(f"model '{name}': set the environment variable {spec.api_key_env} to its API key")
+        self.api_key = self.api_key_from_env()
 
     def client(self, async_: bool = True) -> Any:
         import openai

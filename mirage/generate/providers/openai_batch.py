@@ -1,13 +1,19 @@
-"""OpenAI Batch API path: write the batch JSONL, upload, create, poll, ingest.
+"""Batch API driver (shared by OpenAI Batch and Anthropic Message Batches) and the OpenAI Batch path.
 
-Submitted batches are recorded in `{state_dir}/openai-{batch_id}.json` before polling, so a killed
-run re-polls and ingests the same batch instead of buying it again.
+Every submitted batch is recorded in `{state_dir}/{prefix}-{batch_id}.json` (its id and keys) right
+after it is created and before polling, so a killed run re-polls and ingests the same batch instead of
+buying it again. A run resumes only the recorded batches that share keys with it (a batch of another
+condition waits for its own run); a record keeps the keys no run has ingested yet and is retired
+(renamed `.ingested`) when none are left. Jobs are split into batches within the API's size limits.
+A key that a finished batch returns no result for is reported as an error, so the next run retries it.
 """
 
 from __future__ import annotations
 
+import abc
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +23,98 @@ from mirage.io import write_json
 TERMINAL = {"completed", "failed", "expired", "cancelled"}
 
 
+class BatchJob(abc.ABC):
+    """One provider's batch API: submit requests, poll a batch, collect its results."""
+
+    prefix: str
+    max_requests: int
+    max_bytes: int
+
+    def __init__(self, client: Any, poll_s: float) -> None:
+        self.client, self.poll_s = client, poll_s
+
+    @abc.abstractmethod
+    def request(self, s: Sample) -> dict[str, Any]:
+        """The batch request for one sample (custom_id = store key)."""
+
+    @abc.abstractmethod
+    def submit(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        """Create one batch; returns the fields to record, at least `batch_id`."""
+
+    @abc.abstractmethod
+    def poll(self, batch_id: str) -> Any | None:
+        """The batch once it has finished, else None."""
+
+    @abc.abstractmethod
+    def collect(self, batch: Any, wanted: dict[str, Sample], on_result: OnResult) -> str:
+        """Report the results of a finished batch for keys in `wanted`, popping them; returns its final status."""
+
+    def run(self, state_dir: str | None, samples: list[Sample], on_result: OnResult) -> None:
+        """Resume the recorded batches that hold any of `samples`, submit the rest, poll all, ingest."""
+        if not state_dir:
+            raise RuntimeError("the batch API needs a state_dir to record submitted batches in")
+        state = Path(state_dir)
+        pending = {s.key: s for s in samples}
+        records = open_records(state, self.prefix, pending)
+        resumed = {k for _, data in records for k in data["keys"]}
+        requests = [self.request(s) for k, s in pending.items() if k not in resumed]
+        for part in chunked(requests, self.max_requests, self.max_bytes):
+            fields = self.submit(part)
+            path = state / f"{self.prefix}-{fields['batch_id']}.json"
+            data = {**fields, "keys": sorted(r["custom_id"] for r in part)}
+            write_json(path, data)
+            records.append((path, data))
+        handled = set(pending)
+        for path, data in records:
+            wanted = {k: pending.pop(k) for k in data["keys"] if k in pending}
+            if wanted:
+                batch = self.poll(data["batch_id"])
+                while batch is None:
+                    time.sleep(self.poll_s)
+                    batch = self.poll(data["batch_id"])
+                status = self.collect(batch, wanted, on_result)
+                for s in wanted.values():
+                    on_result(s, Result.failure(f"batch {data['batch_id']} {status}: no result for this request"))
+            settle(path, data, handled)
+
+
+def open_records(state: Path, prefix: str, keys: dict[str, Any]) -> list[tuple[Path, dict]]:
+    """Recorded, not yet retired batches of `prefix` that hold at least one of `keys`."""
+    out = []
+    for path in sorted(state.glob(f"{prefix}-*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if any(k in keys for k in data["keys"]):
+            out.append((path, data))
+    return out
+
+
+def settle(path: Path, data: dict, handled: set[str]) -> None:
+    """Drop the keys this run handled from a record; retire it once none are left."""
+    left = [k for k in data["keys"] if k not in handled]
+    if left:
+        write_json(path, {**data, "keys": left})
+    else:
+        path.rename(path.with_suffix(".ingested"))
+
+
+def chunked(requests: list[dict], max_requests: int, max_bytes: int,
+            size: Callable[[dict], int] = lambda r: len(json.dumps(r, ensure_ascii=False)) + 1) -> list[list[dict]]:
+    """Consecutive parts of at most `max_requests` requests and `max_bytes` bytes of JSONL each."""
+    parts: list[list[dict]] = []
+    used = 0
+    for r in requests:
+        n = size(r)
+        if not parts or len(parts[-1]) >= max_requests or used + n > max_bytes:
+            parts.append([])
+            used = 0
+        parts[-1].append(r)
+        used += n
+    return parts
+
+
 def batch_lines(provider: Any, samples: list[Sample]) -> list[str]:
     """One JSONL line per sample: custom_id = store key."""
-    return [json.dumps({"custom_id": s.key, "method": "POST", "url": provider.endpoint(), "body": provider.body(s)},
-                       ensure_ascii=False, sort_keys=True) for s in samples]
+    return [json.dumps(OpenAIBatch.line(provider, s), ensure_ascii=False, sort_keys=True) for s in samples]
 
 
 def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample], on_result: OnResult) -> set[str]:
@@ -47,33 +141,43 @@ def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample]
     return seen
 
 
-def run_batch(provider: Any, samples: list[Sample], on_result: OnResult, poll_s: float = 30.0) -> None:
-    """Resume recorded batches first, submit the rest as one batch, poll to the end and ingest."""
-    client = provider.client(async_=False)
-    state = Path(provider.state_dir)
-    by_key = {s.key: s for s in samples}
-    for record in sorted(state.glob("openai-*.json")):
-        pending = json.loads(record.read_text(encoding="utf-8"))
-        done = _finish(client, pending["batch_id"], by_key, on_result, poll_s)
-        for key in done:
-            by_key.pop(key, None)
-        record.rename(record.with_suffix(".ingested"))
-    if not by_key:
-        return
-    content = ("\n".join(batch_lines(provider, list(by_key.values()))) + "\n").encode("utf-8")
-    upload = client.files.create(file=("mirage-batch.jsonl", content), purpose="batch")
-    batch = client.batches.create(input_file_id=upload.id, endpoint=provider.endpoint(), completion_window="24h")
-    record = state / f"openai-{batch.id}.json"
-    write_json(record, {"batch_id": batch.id, "input_file_id": upload.id, "keys": sorted(by_key)})
-    _finish(client, batch.id, by_key, on_result, poll_s)
-    record.rename(record.with_suffix(".ingested"))
+class OpenAIBatch(BatchJob):
+    """OpenAI Batch API: upload a JSONL file, create a batch on the model's endpoint, download output and errors."""
+
+    prefix = "openai"
+    max_requests = 50_000  # API limit per batch
+    max_bytes = 190 * 2**20  # under the 200 MB input-file limit
+
+    def __init__(self, provider: Any) -> None:
+        super().__init__(provider.client(async_=False), provider.spec.batch_poll_s)
+        self.provider = provider
+
+    @staticmethod
+    def line(provider: Any, s: Sample) -> dict[str, Any]:
+        return {"custom_id": s.key, "method": "POST", "url": provider.endpoint(), "body": provider.body(s)}
+
+    def request(self, s: Sample) -> dict[str, Any]:
+        return self.line(self.provider, s)
+
+    def submit(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        content = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in requests).encode("utf-8")
+        upload = self.client.files.create(file=("mirage-batch.jsonl", content), purpose="batch")
+        batch = self.client.batches.create(input_file_id=upload.id, endpoint=self.provider.endpoint(), completion_window="24h")
+        return {"batch_id": batch.id, "input_file_id": upload.id}
+
+    def poll(self, batch_id: str) -> Any | None:
+        batch = self.client.batches.retrieve(batch_id)
+        return batch if batch.status in TERMINAL else None
+
+    def collect(self, batch: Any, wanted: dict[str, Sample], on_result: OnResult) -> str:
+        out = self.client.files.content(batch.output_file_id).text if batch.output_file_id else ""
+        err = self.client.files.content(batch.error_file_id).text if batch.error_file_id else None
+        for key in ingest(out, err, wanted, on_result):
+            del wanted[key]
+        errors = [str(e.message) for e in (batch.errors.data or [])] if batch.errors else []
+        return batch.status + (f" ({'; '.join(errors)[:200]})" if errors else "")
 
 
-def _finish(client: Any, batch_id: str, by_key: dict[str, Sample], on_result: OnResult, poll_s: float) -> set[str]:
-    batch = client.batches.retrieve(batch_id)
-    while batch.status not in TERMINAL:
-        time.sleep(poll_s)
-        batch = client.batches.retrieve(batch_id)
-    out = client.files.content(batch.output_file_id).text if batch.output_file_id else ""
-    err = client.files.content(batch.error_file_id).text if batch.error_file_id else None
-    return ingest(out, err, by_key, on_result)
+def run_batch(provider: Any, samples: list[Sample], on_result: OnResult) -> None:
+    """Generate `samples` through the OpenAI Batch API, resuming batches recorded under the provider's state_dir."""
+    OpenAIBatch(provider).run(provider.state_dir, samples, on_result)
