@@ -1,7 +1,8 @@
 """Programmatic chat completions through the registry and the store (used by the LLM-judge labeler).
 
 Calls are keyed like every other sample (sample_index 0, seed derived from the conversation), so a
-repeated judge run is served from `{generate.out_dir}/{model}/store` without new requests.
+repeated judge run is served from `{generate.out_dir}/{model}/store` (new records in its `judge/` partition)
+without new requests.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def complete_chat(model: str, conversations: list[list[dict]], *, max_tokens: in
         s = make_sample(spec, seeded, rid, 0, sent, st)
         samples.append(s)
         meta[s.key] = {"request_id": rid, "turn": 1, "purpose": "complete_chat"}
-    with Store.open(Path(params.generate.out_dir) / model / "store") as store:
+    with Store.open(Path(params.generate.out_dir) / model / "store", partition="judge") as store:
         runner = Runner(model, spec, store)
         try:
             runner.run(samples, meta)

@@ -95,3 +95,35 @@ def test_llm_judge_prompts_and_parsing(root):
     assert out[1]["violent"] is None and out[1]["parse_ok"] is False  # unparseable judge reply: counted, not guessed
     assert out[2]["decision"] == "neutral" and out[2]["score"] == 0.5 and out[2]["judge"] == "judge-x"
     assert len(seen) == 4
+
+
+@pytest.mark.slow
+def test_llm_judge_runs_through_the_registry_and_store_on_the_embedded_model(tmp_path, root):
+    """The real judge path, offline: the embedded model as judge via complete_chat; a rerun is served from its store."""
+    import yaml
+
+    folder = tmp_path / "gen" / "toy" / "demo"
+    rows = {"C1": [gen("C1", "bakery and bought bread.")],
+            "C2": [gen("C2", "They went home.", reasoning="They argued about the bill, then walked out.")]}
+    for cond, rs in rows.items():
+        (folder / cond).mkdir(parents=True)
+        (folder / cond / "none-none.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rs), encoding="utf-8")
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["label"].update(generations_dir=str(tmp_path / "gen"), out_dir=str(tmp_path / "labels"), data_dir=str(root / "data"))
+    params["generate"]["out_dir"] = str(tmp_path / "judge-gen")
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    args = ["--model", "toy", "--slice", "demo", "--judge", "smollm2-135m", "--params", str(path)]
+    res = CliRunner().invoke(label, args)
+    assert res.exit_code == 0, res.output
+    labels = [json.loads(line) for line in (tmp_path / "labels" / "toy" / "demo.jsonl").read_text().splitlines()]
+    assert {r["judge"] for r in labels} == {"smollm2-135m"} and len(labels) == 2
+    # every label is the parsed verdict or an explicit null (an unparseable judge reply is counted, never guessed)
+    assert all(r["violent"] in (0, 1, None) for r in labels)
+    def stored() -> int:
+        shards = (tmp_path / "judge-gen" / "smollm2-135m" / "store" / "judge").glob("*.jsonl")
+        return sum(len(p.read_text().splitlines()) for p in shards)
+
+    assert stored() == 2, "one judge call per row, kept in the judge model's store"
+    assert CliRunner().invoke(label, args).exit_code == 0
+    assert stored() == 2, "a rerun is served from the store"
