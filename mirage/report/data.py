@@ -112,7 +112,8 @@ def load_provenance(summary_path: Path, slice_name: str, slice_overrides: dict[s
         prov.run_date = str(info.get("run_date") or prov.run_date)
         prov.deviations = _deviation_lines(info.get("protocol_deviations") or info.get("deviations"))
     declared = [f"params slices.{slice_name}.{k} = {json.dumps(v, sort_keys=True)}" for k, v in slice_overrides.items() if v is not None]
-    prov.deviations += [d for d in declared if d not in prov.deviations]
+    if not prov.deviations:  # the summary already lists them when metrics ran with these params
+        prov.deviations = declared
     return prov
 
 
