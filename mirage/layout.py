@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mirage.generate.params import CONDITIONS
 from mirage.render.params import RenderParams
-
-CONDITIONS = ("C1", "C2", "C3")
 
 
 def request_shards(render: RenderParams, condition: str) -> list[str]:

@@ -9,10 +9,8 @@ import click
 from tqdm import tqdm
 
 from mirage.io import DataError, read_jsonl, write_jsonl
-from mirage.layout import generation_views
+from mirage.layout import CONDITIONS, generation_views
 from mirage.params import ParamsError, load_params
-
-CONDITIONS = ("C1", "C2", "C3")
 
 
 @click.command()

@@ -55,7 +55,7 @@ def report(slice_name: str, params_path: str) -> None:
         prov = data.load_provenance(metrics_dir / "summary.json", slice_name, slice_params.model_dump(exclude={"models"}))
         models = figures.ordered(df["model"].unique(), slice_params.models)
         labels = data.load_jsonl_frame([Path(p.labels_dir) / m / f"{slice_name}.jsonl" for m in models], ("model", "condition"))
-        gens = data.load_jsonl_frame([v for m in models for v in generation_views(p.generations_dir, m, slice_name, figures.CONDITIONS)],
+        gens = data.load_jsonl_frame([v for m in models for v in generation_views(p.generations_dir, m, slice_name)],
                                      ("key", "model", "condition", "text"))
         estimate = data.load_estimate(Path(p.estimate_dir) / f"{slice_name}.json")
         probe = data.load_probe(Path(p.probe_dir), models)

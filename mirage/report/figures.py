@@ -22,12 +22,12 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
+from mirage.layout import CONDITIONS  # noqa: E402
 from mirage.report.data import ANY, EITHER, Provenance, select  # noqa: E402
 
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
 FOCAL_STYLE = {"color": "#D55E00", "hatch": ""}
 CONTROL_STYLE = {"color": "#0072B2", "hatch": "//"}
-CONDITIONS = ["C1", "C2", "C3"]
 POOLS = ["none", "empty", "neutral", "historical", "recent"]
 LANGUAGES = ["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
 LANGUAGE_NAMES = {"en": "English", "ar-msa": "MSA", "ar-egy": "Egyptian", "ar-lev": "Levantine", "ar-mag": "Maghrebi"}
