@@ -2,6 +2,8 @@
 # Targets: `all` (full benchmark, default), `lite` (stratified 15% split), `demo` (CPU run on the embedded model).
 #   snakemake --cores all --resources gpu=8          # full matrix on a GPU node
 #   snakemake --cores all demo                       # minutes on a laptop, no GPU or API key
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.0")

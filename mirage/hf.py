@@ -89,6 +89,19 @@ def load_causal_lm(
     return model, tokenizer
 
 
+def load_tokenizer(model_id: str, revision: str | None = None, gguf_file: str | None = None) -> Any:
+    """The model's tokenizer alone (from the de-quantised cache when present: no weights are read)."""
+    from transformers import AutoTokenizer
+
+    verify_revision(model_id, revision, gguf_file)
+    cached = _dequantised_cache(revision) if gguf_file else None
+    if cached is not None and (cached / "tokenizer_config.json").exists():
+        return AutoTokenizer.from_pretrained(cached)
+    hub_revision = None if (revision or "").startswith("sha256:") else revision
+    kwargs: dict[str, Any] = {"revision": hub_revision, **({"gguf_file": gguf_file} if gguf_file else {})}
+    return AutoTokenizer.from_pretrained(resolve_model_path(model_id), **kwargs)
+
+
 def _dequantised_cache(revision: str | None) -> Path | None:
     """Folder caching a GGUF model de-quantised to float32 (keyed by the GGUF's sha256); None if unpinned.
 

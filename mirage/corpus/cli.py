@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from mirage import artefacts
 from mirage.io import DataError, read_jsonl, write_jsonl
 from mirage.params import ParamsError, load_params
 
@@ -31,10 +32,12 @@ def count_table(rows: list[dict]) -> str:
 
 @click.command()
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--out", type=click.Path(dir_okay=False), help="Output JSONL (default: corpus.out from params).")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
+              help="Sources: identities.yaml, templates/, lexicons/, harnesses/.")
+@click.option("--out", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True, help="Output JSONL.")
 @click.option("--check", "check_path", type=click.Path(dir_okay=False), is_flag=False, flag_value="", default=None,
-              help="Only validate: an existing prompts JSONL (path, or corpus.out when given without a value).")
-def corpus(params_path: str, out: str | None, check_path: str | None) -> None:
+              help="Only validate: an existing prompts JSONL (path, or --out when given without a value).")
+def corpus(params_path: str, data_dir: str, out: str, check_path: str | None) -> None:
     """Build results/corpus/prompts.jsonl: 6 templates x 200 base prompts x 5 identity variants,
     plus the Arabic parallel subset, with stratified lite/test splits.
 
@@ -48,10 +51,10 @@ def corpus(params_path: str, out: str | None, check_path: str | None) -> None:
 
     try:
         p = load_params(params_path).corpus
-        sources = load_sources(p.data_dir)
+        sources = load_sources(data_dir)
         validator = Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, p.identities)
         if check_path is not None:
-            path = check_path or p.out
+            path = check_path or out
             rows = list(read_jsonl(path, required=("base_id", "identity", "language", "text", "swap_span")))
             source = path
         else:
@@ -69,7 +72,7 @@ def corpus(params_path: str, out: str | None, check_path: str | None) -> None:
         click.echo(f"{source}: {len(rows)} prompts, {len({r['base_id'] for r in rows})} base prompts, all pairs valid")
         return
     assign_splits(rows, p.lite_fraction, p.test_fraction, p.seed)
-    out_path = Path(out or p.out)
+    out_path = Path(out)
     n = write_jsonl(out_path, rows)
     click.echo(count_table(rows))
     click.echo(f"wrote {n} prompts ({len({r['base_id'] for r in rows})} base prompts) to {out_path}")

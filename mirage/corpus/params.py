@@ -14,8 +14,6 @@ ARABIC: tuple[str, ...] = ("ar-msa", "ar-egy", "ar-lev", "ar-mag")
 class CorpusParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    data_dir: str = Field("data", description="Folder holding templates/, lexicons/, harnesses/ and identities.yaml.")
-    out: str = Field("results/corpus/prompts.jsonl", description="Where `mirage corpus` writes the prompt table.")
     seed: int = Field(20260616, description="Seed for instantiation order, split and subset draws (hash-based, platform independent).")
     instantiations_per_template: int = Field(200, ge=1, description="Base prompts per template (paper §3.2: 200).")
     identities: list[Identity] = Field(

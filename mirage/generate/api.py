@@ -1,45 +1,68 @@
-"""Programmatic chat completions through the registry and the store (used by the LLM-judge labeler).
+"""Chat completions through the registry and the store, for programmatic callers (the LLM judge).
 
-Calls are keyed like every other sample (sample_index 0, seed derived from the conversation), so a
-repeated judge run is served from `{generate.out_dir}/{model}/store` (new records in its `judge/` partition)
-without new requests.
+A `ChatSession` opens the model's store once and answers any number of batches of conversations through a
+`GenerationRun`: every call is keyed like a generation sample (sample index 0, seed derived from the
+conversation), new records go to the store's `judge` partition, and a repeated run is served from the store
+without a single request.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from mirage.generate.providers import provider_class
-from mirage.generate.runner import Runner, Settings, make_sample
+from mirage import artefacts
+from mirage.generate.params import ModelSpec
+from mirage.generate.runner import GenerationRun, Settings
 from mirage.generate.store import Store
 from mirage.hashing import content_hash
-from mirage.params import load_params
+
+JUDGE_PARTITION = "judge"
+
+
+class ChatSession:
+    """One registry model answering conversations (lists of {role, content}) through its store."""
+
+    def __init__(self, name: str, spec: ModelSpec, root_seed: int, store_dir: str | None = None,
+                 partition: str = JUDGE_PARTITION) -> None:
+        self.name, self.spec, self.root_seed = name, spec, root_seed
+        self.store = Store.open(store_dir or artefacts.store(name), partition=partition)
+
+    def complete(self, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,
+                 retry_rounds: int = 2) -> list[str]:
+        """One reply per conversation; raises RuntimeError naming the errors if any call still failed."""
+        st = Settings(n_samples=1, max_tokens=max_tokens, temperature=temperature, top_p=1.0, root_seed=self.root_seed)
+        rows = []
+        for conv in conversations:
+            sent = {"messages": conv} if self.spec.mode == "chat" else {"prompt": "\n\n".join(m["content"] for m in conv)}
+            rows.append({"row_id": "j", "request_id": "j" + content_hash(sent), "condition": "judge", **sent})
+        run = GenerationRun(self.name, self.spec, st, rows, self.store, where=f"{self.name} judge calls")
+        try:
+            run.run(retry_rounds)
+        finally:
+            run.close()
+        failed = run.failures()
+        if failed:
+            raise RuntimeError(f"{len(failed)} of {len(rows)} {self.name} call(s) failed (rerun retries them): "
+                               f"{sorted(set(failed.values()))[:3]}")
+        return [r["text"] for r in run.view()]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_session(model: str, params_path: str = "params.yaml", store_dir: str | None = None) -> ChatSession:
+    """A ChatSession for registry model `model` as configured in params.yaml."""
+    from mirage.params import load_params
+
+    params = load_params(params_path)
+    if model not in params.models:
+        raise KeyError(f"unknown model '{model}'; registry has {', '.join(sorted(params.models))}")
+    return ChatSession(model, params.models[model], params.generate.seed, store_dir)
 
 
 def complete_chat(model: str, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,
                   params_path: str = "params.yaml") -> list[str]:
-    """One response text per conversation (lists of {role, content}); raises RuntimeError if any call failed."""
-    params = load_params(params_path)
-    if model not in params.models:
-        raise KeyError(f"unknown model '{model}'; registry has {', '.join(sorted(params.models))}")
-    spec = params.models[model]
-    seeded = provider_class(spec.provider).seeded
-    st = Settings(n_samples=1, max_tokens=max_tokens, temperature=temperature, top_p=1.0, root_seed=params.generate.seed)
-    samples, meta = [], {}
-    for conv in conversations:
-        sent = {"messages": conv} if spec.mode == "chat" else {"prompt": "\n\n".join(m["content"] for m in conv)}
-        rid = "j" + content_hash(sent)
-        s = make_sample(spec, seeded, rid, 0, sent, st)
-        samples.append(s)
-        meta[s.key] = {"request_id": rid, "turn": 1, "purpose": "complete_chat"}
-    with Store.open(Path(params.generate.out_dir) / model / "store", partition="judge") as store:
-        runner = Runner(model, spec, store)
-        try:
-            runner.run(samples, meta)
-        finally:
-            runner.close()
-        failed = [s.key for s in samples if s.key not in store.done]
-        if failed:
-            errors = {store.failed[k]["error"] for k in failed if k in store.failed}
-            raise RuntimeError(f"{len(failed)} of {len(samples)} {model} call(s) failed (rerun retries them): {sorted(errors)[:3]}")
-        return [store.done[s.key]["text"] for s in samples]
+    """One-shot form of ChatSession.complete (opens and closes the store around one batch)."""
+    session = open_session(model, params_path)
+    try:
+        return session.complete(conversations, max_tokens=max_tokens, temperature=temperature)
+    finally:
+        session.close()

@@ -2,108 +2,140 @@
 
 from __future__ import annotations
 
-import time
+import sys
 from pathlib import Path
 
 import click
 
+from mirage import artefacts
 from mirage.io import DataError
 from mirage.params import ParamsError, load_params
-from mirage.slices import SLICE_NAMES
+from mirage.protocol import CONDITIONS, SLICE_NAMES
 
 
-def _model_spec(params, name: str):
+def model_spec(params, name: str):
     if name not in params.models:
         raise click.ClickException(f"unknown model '{name}'; registry (params.yaml models:) has {', '.join(sorted(params.models))}")
     return params.models[name]
 
 
+def write_views(view: list[dict], shards: list[str], folder: Path) -> None:
+    """One file per declared shard (empty when the slice has no rows there); a row of an undeclared shard is an error."""
+    from mirage.io import write_jsonl
+
+    by_shard: dict[str, list[dict]] = {name: [] for name in shards}
+    for row in view:
+        name = artefacts.shard_of(row)
+        if name not in by_shard:
+            raise DataError(f"request row {row['row_id']}: shard {name!r} is not one this render configuration declares "
+                            f"({', '.join(shards)}); re-render the requests")
+        by_shard[name].append(row)
+    for name, rows in by_shard.items():
+        write_jsonl(folder / f"{name}.jsonl", rows)
+
+
+def write_marker(path: Path, store, run, plan) -> None:
+    """The store partition's marker: which shards hold the records these views read, and how many."""
+    from collections import Counter
+
+    from mirage.io import write_json
+
+    t1, t2 = run.turns()
+    used = Counter(store.shard_of[k] for k in [*t1, *t2] if k in store.done)
+    write_json(path, {"model": run.name, "revision": run.spec.revision, "calls": plan.calls,
+                      "records_by_shard": dict(sorted(used.items())), "missing": plan.calls - sum(used.values())})
+
+
 @click.command()
 @click.option("--model", "model_name", required=True, help="Registry name (params.yaml `models:`).")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Requests subset and its sampling overrides.")
-@click.option("--condition", type=click.Choice(["C1", "C2", "C3"]), required=True, help="Evaluation condition.")
-@click.option("--requests", "requests_path", type=click.Path(dir_okay=False), help="Requests JSONL (default: {generate.requests_dir}/{condition}.jsonl).")
-@click.option("--out-dir", type=click.Path(file_okay=False), help="Folder of view shards {pool}-{mitigation}.jsonl (default: {generate.out_dir}/{model}/{slice}/{condition}).")
-@click.option("--store", "store_dir", type=click.Path(file_okay=False), help="Store folder (default: {generate.out_dir}/{model}/store).")
+@click.option("--condition", type=click.Choice(CONDITIONS), required=True, help="Evaluation condition.")
+@click.option("--requests", "requests_path", type=click.Path(dir_okay=False), help=f"Requests JSONL; every row must be of CONDITION.  [default: {artefacts.requests('{condition}')}]")
+@click.option("--store", "store_dir", type=click.Path(file_okay=False), help=f"The model's store (every partition is read).  [default: {artefacts.store('{model}')}]")
+@click.option("--views-dir", type=click.Path(file_okay=False), help=f"Folder of view shards {{pool}}-{{mitigation}}.jsonl.  [default: {artefacts.views_dir('{model}', '{slice}', '{condition}')}]")
+@click.option("--marker", type=click.Path(dir_okay=False), help=f"Store-partition marker to write.  [default: {artefacts.store_marker('{model}', '{slice}', '{condition}')}]")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), help="Also append every message to this file (progress stays on the console).")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--limit", type=int, help="Only the first N distinct requests (smoke runs).")
-def generate(model_name: str, slice_name: str, condition: str, requests_path: str | None, out_dir: str | None,
-             store_dir: str | None, params_path: str, limit: int | None) -> None:
+@click.option("--limit", type=click.IntRange(min=1), help=f"Debug: only the first N distinct requests; views go to {artefacts.debug_views_dir('{model}', '{slice}', '{condition}', 'N')}, never over the pipeline's.")
+def generate(model_name: str, slice_name: str, condition: str, requests_path: str | None, store_dir: str | None,
+             views_dir: str | None, marker: str | None, log_path: str | None, params_path: str, limit: int | None) -> None:
     """Generate completions for one model x slice x condition, resumably.
 
-    Every sample is looked up in the content-addressed store first; only missing (or previously
-    failed) samples are sent, and new ones go to the store partition of SLICE. Then one view file per
-    retrieval-pool x mitigation shard, {slice}/{condition}/{pool}-{mitigation}.jsonl, is written from the store.
-    Killing this command at any time and rerunning it loses nothing and repeats no request.
+    Every call is looked up in the model's content-addressed store first; only missing (or failed) calls are
+    sent, and new records go to the store partition of SLICE. Failed calls are retried generate.retry_rounds
+    times; if any still fail the command writes what it has and exits 1, so the next run retries exactly those
+    (a call that failed generate.max_attempts times is given up on and reported). Then one view file per
+    retrieval-pool x mitigation shard is written from the store. Killing this command at any time and rerunning
+    it loses nothing and repeats no request. Counts use: request row -> request -> sample -> call.
     """
-    from tqdm import tqdm
-
-    from mirage.generate.providers import provider_class
-    from mirage.generate.runner import Runner, count_samples, materialise, plan_turns, read_requests, settings_for
+    from mirage.generate.progress import ConsoleProgress, Log
+    from mirage.generate.runner import VOCABULARY, GenerationRun, read_requests, settings_for
     from mirage.generate.store import Store
-    from mirage.io import write_jsonl
-    from mirage.layout import request_shards, shard_of
 
+    log = Log(log_path)
     try:
         params = load_params(params_path)
-        spec = _model_spec(params, model_name)
+        spec = model_spec(params, model_name)
         gen = params.generate
         sl = getattr(params.slices, slice_name)
         st = settings_for(gen, sl.n_samples, sl.max_tokens, condition)
-        req = requests_path or str(Path(gen.requests_dir) / f"{condition}.jsonl")
+        req = requests_path or artefacts.requests(condition)
         if not Path(req).exists():
-            raise click.ClickException(f"{req}: requests file not found (run `mirage render` first)")
-        rows = read_requests(req, slice_name, limit)
-        base = Path(gen.out_dir) / model_name
-        store = Store.open(store_dir or base / "store", partition=slice_name)
-        seeded = provider_class(spec.provider).seeded
-        total = count_samples(rows, st.n_samples)
-        bar = tqdm(total=total, desc=f"{model_name} {slice_name} {condition}", unit="sample", dynamic_ncols=True)
-        stats = {"tokens": 0, "errors": 0, "t0": time.perf_counter()}
-
-        def progress(_s, r) -> None:
-            stats["tokens"] += r.tokens_out
-            stats["errors"] += r.error is not None
-            rate = stats["tokens"] / max(time.perf_counter() - stats["t0"], 1e-9)
-            bar.set_postfix(tok_s=f"{rate:.1f}", errors=stats["errors"], refresh=False)
-            bar.update(r.error is None)
-
-        runner = Runner(model_name, spec, store, progress)
+            raise DataError(f"{req}: requests file not found (run `mirage render` first)")
+        rows = read_requests(req, slice_name, condition, limit)
+        if limit is not None:
+            views_dir, marker = views_dir or artefacts.debug_views_dir(model_name, slice_name, condition, limit), None
+        folder = Path(views_dir or artefacts.views_dir(model_name, slice_name, condition))
+        marker_path = Path(marker or artefacts.store_marker(model_name, slice_name, condition)) if limit is None else None
+        store = Store.open(store_dir or artefacts.store(model_name), partition=slice_name)
+        if log_path:
+            log(f"log: {log_path}")
+        run = GenerationRun(model_name, spec, st, rows, store, where=req)
+        plan = run.plan()
+        log(f"{model_name} {slice_name} {condition}: {plan.describe()}  ({VOCABULARY})")
+        progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec) if plan.to_send else None
+        run.progress = progress
         try:
-            t1, m1, _, _ = plan_turns(spec, seeded, rows, st, req, store)
-            bar.update(sum(1 for k in {s.key for s in t1} if k in store.done))
-            runner.run(t1, m1)
-            _, _, t2, m2 = plan_turns(spec, seeded, rows, st, req, store)
-            bar.update(sum(1 for k in {s.key for s in t2} if k in store.done))
-            runner.run(t2, m2)
+            if progress is not None:
+                run.provider().on_tokens = progress.tokens
+            run.run(gen.retry_rounds, gen.max_attempts)
         finally:
-            bar.close()
-            runner.close()
+            if progress is not None:
+                progress.close()
+            run.close()
             store.close()
-        view = materialise(model_name, spec, seeded, rows, st, store, req)
+        failures = run.failures()
+        retryable = {k: e for k, e in failures.items() if store.attempts.get(k, 0) < gen.max_attempts}
+        view = run.view()
+        write_views(view, artefacts.view_shards(params.render, condition), folder)
+        if marker_path is not None and not retryable:
+            write_marker(marker_path, store, run, plan)
     except (ParamsError, DataError, RuntimeError) as exc:
+        log(f"error: {exc}")
         raise click.ClickException(str(exc)) from None
-    folder = Path(out_dir or base / slice_name / condition)
-    shards = {name: [] for name in request_shards(params.render, condition)}
-    for v in view:
-        shards.setdefault(shard_of(v), []).append(v)
-    for name, shard_rows in shards.items():
-        write_jsonl(folder / f"{name}.jsonl", shard_rows)
     failed = sum(1 for v in view if v["error"])
-    click.echo(f"sent {runner.sent} sample(s); wrote {len(view)} rows ({failed} failed) in {len(shards)} shards to {folder}")
+    log(f"sent {run.sent} call(s); wrote {len(view)} view rows ({failed} failed) to {folder}")
+    if retryable:
+        first = sorted(set(retryable.values()))[:3]
+        log(f"error: {len(retryable)} call(s) still failing after {gen.retry_rounds} retry round(s): {first}; "
+            f"rerun to retry exactly these (given up after {gen.max_attempts} attempts)")
+        sys.exit(1)
+    if failures:
+        log(f"gave up on {len(failures)} call(s) after {gen.max_attempts} attempts; they stay as errors in the views")
 
 
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="lite", show_default=True)
 @click.option("--models", "models", multiple=True, help="Registry names (repeatable; default: the slice's models).")
 @click.option("--calibrate", is_flag=True, help="Measure local models' tokens/s with a short real run on this machine.")
-@click.option("--requests-dir", type=click.Path(file_okay=False), help="Folder of {condition}.jsonl (default: generate.requests_dir).")
-@click.option("--out", type=click.Path(dir_okay=False), help="Output JSON (default: {generate.estimate_dir}/{slice}.json).")
+@click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
+              help="Folder of {condition}.jsonl.")
+@click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSON.  [default: {artefacts.estimate('{slice}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests_dir: str | None, out: str | None,
+def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests_dir: str, out: str | None,
              params_path: str) -> None:
-    """Before running anything: requests, samples and tokens per model and condition, expected
-    GPU-hours / API cost (registry prices and throughputs), and local time on this machine."""
+    """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
+    expected GPU-hours / API cost (registry prices and throughputs), and local time on this machine."""
     from mirage.generate.estimate import build_estimate, calibrate_local, format_table
     from mirage.io import write_json
 
@@ -111,16 +143,16 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests
         params = load_params(params_path)
         names = list(models) or getattr(params.slices, slice_name).models
         for n in names:
-            _model_spec(params, n)
+            model_spec(params, n)
         measured = {}
         if calibrate:
             for n in names:
                 if params.models[n].provider == "local":
                     measured[n] = calibrate_local(n, params.models[n], params.generate.calibration_samples)
-        result = build_estimate(params, slice_name, names, requests_dir or params.generate.requests_dir, measured)
+        result = build_estimate(params, slice_name, names, requests_dir, measured)
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
-    path = Path(out or Path(params.generate.estimate_dir) / f"{slice_name}.json")
+    path = Path(out or artefacts.estimate(slice_name))
     write_json(path, result)
     click.echo(format_table(result))
     click.echo(f"wrote {path}")

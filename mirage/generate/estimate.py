@@ -1,27 +1,47 @@
-"""`mirage estimate`: requests, samples, tokens, GPU-hours, API cost and local time, before anything runs.
+"""`mirage estimate`: request rows, requests, samples, calls, tokens, GPU-hours, API cost and local time,
+before anything runs.
 
-Input tokens are estimated from the rendered text length (generate.chars_per_token); output tokens
-as samples x max_tokens x generate.expected_output_fraction (1.0 = upper bound). M4 requests count
-twice (two turns; the second turn's input includes the first answer). GPU-hours = output tokens /
-registry throughput_tok_s x gpus; API cost from registry prices per 1M tokens; local time from the
-registry throughput, or from a short measured run with --calibrate.
+Counts come from the same `GenerationRun.plan` that `mirage generate` prints (request rows -> requests ->
+samples -> calls; an M4 sample takes two calls, the second re-reading the first turn's input and answer).
+Input tokens are counted with the model's own tokenizer and chat template where one is available (local
+models), else from text length (generate.chars_per_token). Output tokens = calls x max_tokens x
+generate.expected_output_fraction (1.0 = upper bound). GPU-hours = output tokens / registry throughput_tok_s x
+gpus; API cost from registry prices per 1M tokens; local time from the registry throughput, or from a short
+measured run with --calibrate.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mirage.generate.params import CONDITIONS, ModelSpec
-from mirage.generate.runner import read_requests, settings_for
+from mirage import artefacts
+from mirage.generate.params import ModelSpec
+from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, read_requests, settings_for
 from mirage.io import DataError
+from mirage.protocol import CONDITIONS
 
 
-def _input_chars(row: dict, mode: str) -> int:
-    if mode == "chat":
-        return sum(len(m.get("content") or "") for m in row.get("messages") or [])
-    return len(row.get("prompt") or "")
+def token_counter(spec: ModelSpec, chars_per_token: float) -> tuple[Callable[[dict], int], str]:
+    """(input tokens of a request row, how they are counted): the model's own tokenizer and chat template for
+    local models, else characters / chars_per_token."""
+    if spec.provider == "local" and spec.gguf_file:
+        from mirage.hf import load_tokenizer
+
+        tok = load_tokenizer(spec.model_id, spec.revision, spec.gguf_file)
+        if spec.mode == "chat":
+            return (lambda r: len(tok.apply_chat_template(r["messages"], add_generation_prompt=True, tokenize=True)),
+                    "model tokenizer + chat template")
+        return lambda r: len(tok(r["prompt"])["input_ids"]), "model tokenizer"
+    field = "messages" if spec.mode == "chat" else "prompt"
+
+    def chars(row: dict) -> int:
+        value = row.get(field) or ""
+        return len(value) if isinstance(value, str) else sum(len(m.get("content") or "") for m in value)
+
+    return lambda r: round(chars(r) / chars_per_token), f"characters / {chars_per_token}"
 
 
 def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir: str,
@@ -30,37 +50,39 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
     sl = getattr(params.slices, slice_name)
     by_cond: dict[str, list[dict]] = {}
     for c in CONDITIONS:
-        path = Path(requests_dir) / f"{c}.jsonl"
+        path = Path(requests_dir) / Path(artefacts.requests(c)).name
         if not path.exists():
             raise DataError(f"{path}: requests file not found (run `mirage render` first)")
-        rows = read_requests(path, slice_name)
-        by_cond[c] = list({r["request_id"]: r for r in rows}.values())
-    out_rows = []
+        by_cond[c] = read_requests(path, slice_name, c)
+    out_rows, counted_by = [], {}
     for name in names:
         spec: ModelSpec = params.models[name]
+        count, counted_by[name] = token_counter(spec, gen.chars_per_token)
         for c in CONDITIONS:
             st = settings_for(gen, sl.n_samples, sl.max_tokens, c)
-            reqs = by_cond[c]
-            m4 = sum(1 for r in reqs if r.get("followup") or r.get("followup_prompt"))
-            samples = st.n_samples * (len(reqs) + m4)
+            run = GenerationRun(name, spec, st, by_cond[c], store=None)
+            plan = run.plan()
             out_per = st.max_tokens * gen.expected_output_fraction
-            chars = sum(_input_chars(r, spec.mode) * (2 if (r.get("followup") or r.get("followup_prompt")) else 1) for r in reqs)
-            tokens_in = round(st.n_samples * (chars / gen.chars_per_token + m4 * out_per))
-            tokens_out = round(samples * out_per)
-            out_rows.append(_costs(name, spec, c, len(reqs), samples, tokens_in, tokens_out, measured_tok_s.get(name)))
-    keys = ("requests", "samples", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s")
+            # a second turn re-reads its first turn's input and answer
+            tokens_in = round(st.n_samples * sum(count(r) * (2 if is_two_turn(r) else 1) + (out_per if is_two_turn(r) else 0)
+                                                 for r in run.firsts.values()))
+            tokens_out = round(plan.calls * out_per)
+            out_rows.append({"model": name, "condition": c, "request_rows": plan.request_rows, "requests": plan.requests,
+                             "samples": plan.samples, "calls": plan.calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
+                             **_costs(spec, tokens_in, tokens_out, measured_tok_s.get(name))})
+    keys = ("request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s")
     totals = {k: _sum(r[k] for r in out_rows) for k in keys}
     return {
         "slice": slice_name, "rows": out_rows, "totals": totals,
         "assumptions": {
             "chars_per_token": gen.chars_per_token, "expected_output_fraction": gen.expected_output_fraction,
+            "input_tokens_counted_by": counted_by,
             "n_samples": sl.n_samples or gen.n_samples,
             "max_tokens": {c: settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS},
             "throughput_tok_s": {n: params.models[n].throughput_tok_s for n in names},
             "measured_tok_s": measured_tok_s,
             "prices_per_mtok": {n: [params.models[n].price_in_per_mtok, params.models[n].price_out_per_mtok] for n in names},
-            "note": "tokens_in from text length / chars_per_token; tokens_out = samples x max_tokens x expected_output_fraction; "
-                    "requests = distinct request_ids; M4 requests count two samples (two turns)",
+            "note": f"{VOCABULARY}; tokens_out = calls x max_tokens x expected_output_fraction (an upper bound at 1.0)",
         },
     }
 
@@ -70,8 +92,7 @@ def _sum(values: Any) -> float | None:
     return round(sum(vals), 4) if vals else None
 
 
-def _costs(name: str, spec: ModelSpec, cond: str, requests: int, samples: int, tin: int, tout: int,
-           measured: float | None) -> dict[str, Any]:
+def _costs(spec: ModelSpec, tin: int, tout: int, measured: float | None) -> dict[str, Any]:
     gpu_hours = api_cost = local_time = None
     if spec.provider == "vllm" and spec.throughput_tok_s:
         gpu_hours = round(tout / spec.throughput_tok_s / 3600 * spec.gpus, 4)
@@ -79,8 +100,7 @@ def _costs(name: str, spec: ModelSpec, cond: str, requests: int, samples: int, t
         api_cost = round(tin / 1e6 * spec.price_in_per_mtok + tout / 1e6 * spec.price_out_per_mtok, 4)
     if spec.provider == "local" and (measured or spec.throughput_tok_s):
         local_time = round(tout / (measured or spec.throughput_tok_s), 1)
-    return {"model": name, "condition": cond, "requests": requests, "samples": samples, "tokens_in": tin,
-            "tokens_out": tout, "gpu_hours": gpu_hours, "api_cost_usd": api_cost, "local_time_s": local_time}
+    return {"gpu_hours": gpu_hours, "api_cost_usd": api_cost, "local_time_s": local_time}
 
 
 def calibrate_local(name: str, spec: ModelSpec, n: int) -> float:
@@ -105,9 +125,10 @@ def calibrate_local(name: str, spec: ModelSpec, n: int) -> float:
 
 def format_table(result: dict[str, Any]) -> str:
     """Plain-text table of the estimate rows and totals."""
-    cols = ("model", "condition", "requests", "samples", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s")
+    cols = ("model", "condition", "request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s")
     rows = [[str(r[c]) if r[c] is not None else "-" for c in cols] for r in result["rows"]]
     rows.append(["TOTAL", ""] + [str(result["totals"][c]) if result["totals"][c] is not None else "-" for c in cols[2:]])
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join([f"slice {result['slice']}", fmt.format(*cols)] + [fmt.format(*r) for r in rows])
+    return "\n".join([f"slice {result['slice']}", fmt.format(*cols)] + [fmt.format(*r) for r in rows]
+                     + [result["assumptions"]["note"]])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Provider = Literal["local", "vllm", "openai", "anthropic"]
-Condition = Literal["C1", "C2", "C3"]
-CONDITIONS: tuple[str, ...] = ("C1", "C2", "C3")
+from mirage.protocol import CONDITIONS, WEIGHT_PROVIDERS, Condition, Provider
+
 UNPINNED = "REPLACE_WITH_COMMIT_SHA"
 SMOLLM2_SHA = "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
@@ -46,10 +45,30 @@ class ModelSpec(BaseModel):
     throughput_tok_s: float | None = Field(None, gt=0, description="Expected aggregate output tokens/s of one job (vllm: on `gpus` GPUs; local: on this kind of machine), for estimates.")
     batch_size: int = Field(16, ge=1, description="Rows per forward batch (local provider); not part of the store key.")
 
+    #: Settings that change how a job runs but never what it produces: left out of the store key and of the
+    #: workflow's rerun trigger (both read `output_settings`, so the two can never disagree).
+    OPERATIONAL: ClassVar[frozenset[str]] = frozenset({
+        "gpus", "tensor_parallel_size", "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
+        "max_retries", "timeout_s", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
+        "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size",
+    })
+    #: Weight settings: they change the output of local/vllm models; API providers serve their own weights.
+    WEIGHTS: ClassVar[tuple[str, ...]] = ("dtype", "quantization", "gguf_file")
+
+    def output_settings(self) -> dict[str, Any]:
+        """Every setting that changes what the model produces: the rerun trigger and the store key's model part."""
+        out = self.model_dump(mode="json", exclude=set(self.OPERATIONAL))
+        if self.provider not in WEIGHT_PROVIDERS:
+            for name in self.WEIGHTS:
+                out.pop(name)
+        return out
+
     @model_validator(mode="after")
     def _provider_constraints(self) -> "ModelSpec":
         if self.provider == "anthropic" and self.mode != "chat":
             raise ValueError("anthropic models support mode 'chat' only")
+        if self.provider not in WEIGHT_PROVIDERS and (self.dtype != "auto" or self.quantization or self.gguf_file):
+            raise ValueError(f"{', '.join(self.WEIGHTS)} apply to local/vllm models only, not to provider {self.provider!r}")
         if self.provider == "vllm" and self.gpus < self.tensor_parallel_size:
             raise ValueError(f"gpus ({self.gpus}) must be >= tensor_parallel_size ({self.tensor_parallel_size})")
         return self
@@ -100,9 +119,11 @@ class GenerateParams(BaseModel):
         "budget; set C1: 150 to reproduce the §3.3 wording. Slices may override.",
     )
     seed: int = Field(20260616, description="Root seed; each sample's seed is derived from (seed, request_id, sample_index).")
-    requests_dir: str = Field("results/requests", description="Folder of rendered requests, {condition}.jsonl.")
-    out_dir: str = Field("results/generations", description="Root of outputs: {out_dir}/{model}/store/ and {out_dir}/{model}/{slice}/{condition}.jsonl.")
-    estimate_dir: str = Field("results/estimate", description="Where `mirage estimate` writes {slice}.json.")
+    retry_rounds: int = Field(2, ge=0, description="Times a failed call is sent again within one `mirage generate` run.")
+    max_attempts: int = Field(
+        5, ge=1, description="Give-up rule: a call that has failed this many times over all runs is no longer retried; the "
+        "job then succeeds and the report lists the error. Below it, a job with failed calls exits 1 so the next run retries them.",
+    )
     chars_per_token: float = Field(4.0, gt=0, description="Characters per token used to estimate input tokens from prompt lengths.")
     expected_output_fraction: float = Field(
         1.0, gt=0, le=1, description="Expected share of max_tokens actually generated, for estimates (1.0 = upper bound)."

@@ -1,8 +1,12 @@
-"""Plan, run and materialise one (model, slice, condition): the store decides what is still missing.
+"""One generation run: which samples a model owes for a set of request rows (plan), sending the missing ones
+(run), and the view rows they yield (view). Shared by `mirage generate`, the LLM judge and `mirage estimate`.
 
-Turn 1 samples are keyed on the rendered request; M4 rows (with `followup`) then get a second turn
-keyed on the request plus the stored first-turn text, so turn 2 always runs from the stored turn 1.
-Rows sharing a `request_id` share keys. Only missing keys are sent; errored keys are retried.
+Vocabulary (printed by every stage that counts): a *request row* is one prompt x condition x pool x mitigation
+row of results/requests; a *request* is a distinct input (rows with identical inputs share a `request_id` and
+are sent once); a *sample* is one of n independent draws of a request; a *call* is one model invocation, and
+an M4 (critique-and-revise) sample takes two calls, one per *turn*, the second keyed on the stored first.
+Only calls missing from the content-addressed store are sent; errored calls are retried, up to
+`generate.retry_rounds` times within a run and `generate.max_attempts` times over all runs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from mirage.io import DataError, read_jsonl
 REQUIRED = ("row_id", "request_id", "condition", "slices")
 COPIED = ("row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
           "condition", "rag_pool", "mitigation", "lite", "split")
+VOCABULARY = ("request row = prompt x condition x pool x mitigation; request = distinct input (sent once); "
+              "sample = one of n draws of a request; call = one model invocation (M4 samples take two turns)")
 
 
 @dataclass(frozen=True)
@@ -37,10 +43,20 @@ class Settings:
     root_seed: int
 
 
-def read_requests(path: str | Path, slice_name: str, limit: int | None = None) -> list[dict]:
-    """Rows of a requests file that belong to `slice_name`; `limit` keeps the first N distinct request ids."""
+def settings_for(gen: GenerateParams, n_samples: int | None, max_tokens: dict[str, int] | None, condition: str) -> Settings:
+    """Protocol settings with the slice's overrides applied."""
+    mt = (max_tokens or {}).get(condition, gen.max_tokens[condition])
+    return Settings(n_samples=n_samples or gen.n_samples, max_tokens=mt, temperature=gen.temperature, top_p=gen.top_p,
+                    root_seed=gen.seed)
+
+
+def read_requests(path: str | Path, slice_name: str, condition: str | None = None, limit: int | None = None) -> list[dict]:
+    """Rows of a requests file in `slice_name`; `limit` keeps the first N distinct requests. A row of another
+    condition than `condition` is an error (a C2 file passed for C1 would otherwise land in C1's views)."""
     rows, seen = [], set()
-    for row in read_jsonl(path, required=REQUIRED):
+    for lineno, row in enumerate(read_jsonl(path, required=REQUIRED), 1):
+        if condition is not None and row["condition"] != condition:
+            raise DataError(f"{path}:{lineno}: field condition: {row['condition']!r}, but this run is for {condition}")
         if slice_name not in row["slices"]:
             continue
         if limit is not None and row["request_id"] not in seen and len(seen) >= limit:
@@ -48,6 +64,10 @@ def read_requests(path: str | Path, slice_name: str, limit: int | None = None) -
         seen.add(row["request_id"])
         rows.append(row)
     return rows
+
+
+def is_two_turn(row: dict) -> bool:
+    return bool(row.get("followup") or row.get("followup_prompt"))
 
 
 def sent_input(spec: ModelSpec, row: dict, first_turn: str | None = None, where: str = "") -> dict[str, Any]:
@@ -67,32 +87,93 @@ def sent_input(spec: ModelSpec, row: dict, first_turn: str | None = None, where:
     return {"prompt": row["followup_prompt"].replace("{response}", first_turn)}
 
 
-def output_params(spec: ModelSpec, st: Settings) -> dict[str, Any]:
-    """Settings that change the output and so enter the key (never concurrency, retries or batch size)."""
-    params: dict[str, Any] = {"temperature": st.temperature, "top_p": st.top_p, "max_tokens": st.max_tokens}
-    if spec.provider in ("local", "vllm"):
-        params.update(dtype=spec.dtype, quantization=spec.quantization, gguf_file=spec.gguf_file)
-    return params
-
-
-def make_sample(spec: ModelSpec, seeded: bool, request_id: str, i: int, sent: dict, st: Settings) -> Sample:
+def make_sample(spec: ModelSpec, seeded: bool, request_id: str, i: int, sent: dict, st: Settings,
+                draw: str | None = None) -> Sample:
+    """A sample keyed on everything that changes its output (spec.output_settings(), the input, the sampling
+    settings, index and seed). `draw` separates requests whose first turn is the same input but which must be
+    independent draws (M4's turn 1 vs the unmitigated request) on providers without a seed."""
     seed = sample_seed(st.root_seed, request_id, i) if seeded else None
-    key = sample_key(spec.provider, spec.model_id, spec.revision, sent, output_params(spec, st), i, seed)
+    model = spec.output_settings()
+    model.pop("mode")  # decides the shape of `sent`, which is keyed itself
+    ident = [model.pop(k) for k in ("provider", "model_id", "revision")]
+    params = {"temperature": st.temperature, "top_p": st.top_p, "max_tokens": st.max_tokens, **model}
+    if draw is not None:
+        params["draw"] = draw
     msgs = tuple(dict(m) for m in sent["messages"]) if "messages" in sent else None
-    return Sample(key=key, sample_index=i, seed=seed, max_tokens=st.max_tokens, temperature=st.temperature,
-                  top_p=st.top_p, prompt=sent.get("prompt"), messages=msgs)
+    return Sample(key=sample_key(*ident, sent, params, i, seed), sample_index=i, seed=seed, max_tokens=st.max_tokens,
+                  temperature=st.temperature, top_p=st.top_p, prompt=sent.get("prompt"), messages=msgs)
 
 
-class Runner:
-    """Sends the missing samples of a model to its provider and records every result in the store."""
+@dataclass(frozen=True)
+class Plan:
+    """What a run owes: the counts every stage prints (see the module docstring for the vocabulary)."""
 
-    def __init__(self, name: str, spec: ModelSpec, store: Store,
-                 progress: Callable[[Sample, Result], None] | None = None) -> None:
-        self.name, self.spec, self.store = name, spec, store
+    request_rows: int
+    requests: int
+    samples: int
+    calls: int
+    done: int
+
+    @property
+    def to_send(self) -> int:
+        return self.calls - self.done
+
+    def describe(self) -> str:
+        return (f"{self.request_rows} request rows -> {self.requests} requests -> {self.samples} samples -> "
+                f"{self.calls} calls; {self.done} already in the store, {self.to_send} to send")
+
+
+Progress = Callable[[Sample, Result], None]
+
+
+class GenerationRun:
+    """One model over a set of request rows with fixed settings, backed by its store (None: plan only)."""
+
+    def __init__(self, name: str, spec: ModelSpec, settings: Settings, rows: list[dict], store: Store | None,
+                 where: str = "", progress: Progress | None = None) -> None:
+        self.name, self.spec, self.st, self.rows, self.store, self.where = name, spec, settings, rows, store, where
         self.seeded = provider_class(spec.provider).seeded
         self.progress = progress
+        self.firsts: dict[str, dict] = {}
+        for row in rows:
+            self.firsts.setdefault(row["request_id"], row)
         self._provider: Provider | None = None
         self.sent = 0
+
+    # --- plan -------------------------------------------------------------------------------------
+
+    def _first(self, rid: str, row: dict, i: int) -> Sample:
+        draw = rid if (is_two_turn(row) and not self.seeded) else None
+        return make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, where=self.where), self.st, draw)
+
+    def _second(self, rid: str, row: dict, i: int, first_text: str) -> Sample:
+        return make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, first_text, self.where), self.st)
+
+    def _done(self, key: str) -> dict | None:
+        return self.store.done.get(key) if self.store is not None else None
+
+    def turns(self) -> tuple[dict[str, tuple[Sample, dict]], dict[str, tuple[Sample, dict]]]:
+        """(turn-1 calls, turn-2 calls whose first turn is stored), each key -> (sample, record metadata)."""
+        t1: dict[str, tuple[Sample, dict]] = {}
+        t2: dict[str, tuple[Sample, dict]] = {}
+        for rid, row in self.firsts.items():
+            for i in range(self.st.n_samples):
+                s = self._first(rid, row, i)
+                t1.setdefault(s.key, (s, {"request_id": rid, "turn": 1}))
+                done = self._done(s.key)
+                if is_two_turn(row) and done is not None:
+                    s2 = self._second(rid, row, i, done["text"])
+                    t2.setdefault(s2.key, (s2, {"request_id": rid, "turn": 2, "first_turn_key": s.key}))
+        return t1, t2
+
+    def plan(self) -> Plan:
+        two = sum(1 for r in self.firsts.values() if is_two_turn(r))
+        samples = len(self.firsts) * self.st.n_samples
+        t1, t2 = self.turns()
+        done = sum(1 for k in [*t1, *t2] if self._done(k) is not None)
+        return Plan(len(self.rows), len(self.firsts), samples, samples + two * self.st.n_samples, done)
+
+    # --- run --------------------------------------------------------------------------------------
 
     def provider(self) -> Provider:
         if self._provider is None:
@@ -101,19 +182,35 @@ class Runner:
             Path(self._provider.state_dir).mkdir(parents=True, exist_ok=True)
         return self._provider
 
-    def missing(self, samples: list[Sample]) -> list[Sample]:
-        """Samples whose key is not done, each key once."""
-        out: dict[str, Sample] = {}
-        for s in samples:
-            if s.key not in self.store.done:
-                out.setdefault(s.key, s)
-        return list(out.values())
+    def owed(self, max_attempts: int | None = None) -> list[tuple[Sample, dict]]:
+        """Calls not in the store whose failures so far are below `max_attempts` (None: no limit)."""
+        t1, t2 = self.turns()
+        out = []
+        for key, item in [*t1.items(), *t2.items()]:
+            if self._done(key) is None and (max_attempts is None or self.store.attempts.get(key, 0) < max_attempts):
+                out.append(item)
+        return out
 
-    def run(self, samples: list[Sample], meta: dict[str, dict]) -> None:
-        """Generate the missing ones; `meta[key]` is stored with each record (request id, turn)."""
-        todo = self.missing(samples)
-        if not todo:
-            return
+    def run(self, retry_rounds: int = 0, max_attempts: int | None = None) -> None:
+        """Send what is owed until nothing is: turn 2 follows its stored turn 1 (no retry needed for that);
+        a call that failed in this run is sent again at most `retry_rounds` times."""
+        attempted: set[str] = set()
+        retries = 0
+        while True:
+            todo = self.owed(max_attempts)
+            fresh = [t for t in todo if t[0].key not in attempted]
+            if len(fresh) < len(todo):
+                if retries < retry_rounds:
+                    retries += 1
+                else:
+                    todo = fresh
+            if not todo:
+                return
+            attempted.update(s.key for s, _ in todo)
+            self._send(todo)
+
+    def _send(self, todo: list[tuple[Sample, dict]]) -> None:
+        meta = {s.key: m for s, m in todo}
         self.sent += len(todo)
 
         def record(s: Sample, r: Result) -> None:
@@ -130,62 +227,46 @@ class Runner:
             if self.progress:
                 self.progress(s, r)
 
-        self.provider().generate(todo, record)
+        self.provider().generate([s for s, _ in todo], record)
+
+    def failures(self) -> dict[str, str]:
+        """Key -> last error of every owed call that is still missing after the run."""
+        t1, t2 = self.turns()
+        out = {}
+        for key in [*t1, *t2]:
+            if self._done(key) is None:
+                out[key] = (self.store.failed.get(key) or {}).get("error") or "not generated"
+        return out
 
     def close(self) -> None:
         if self._provider is not None:
             self._provider.close()
+            self._provider = None
 
+    # --- view -------------------------------------------------------------------------------------
 
-def plan_turns(spec: ModelSpec, seeded: bool, rows: list[dict], st: Settings, where: str,
-               store: Store) -> tuple[list[Sample], dict[str, dict], list[Sample], dict[str, dict]]:
-    """Turn-1 samples for every distinct request, and turn-2 samples for M4 rows whose turn 1 is stored."""
-    t1, m1, t2, m2 = [], {}, [], {}
-    firsts: dict[str, dict] = {}
-    for row in rows:
-        firsts.setdefault(row["request_id"], row)
-    for rid, row in firsts.items():
-        for i in range(st.n_samples):
-            s = make_sample(spec, seeded, rid, i, sent_input(spec, row, where=where), st)
-            t1.append(s)
-            m1[s.key] = {"request_id": rid, "turn": 1}
-            done = store.done.get(s.key)
-            if (row.get("followup") or row.get("followup_prompt")) and done is not None:
-                s2 = make_sample(spec, seeded, rid, i, sent_input(spec, row, done["text"], where), st)
-                t2.append(s2)
-                m2[s2.key] = {"request_id": rid, "turn": 2, "first_turn_key": s.key}
-    return t1, m1, t2, m2
-
-
-def count_samples(rows: list[dict], n: int) -> int:
-    """Samples a run produces: n per distinct request, twice for M4 requests."""
-    firsts = {r["request_id"]: r for r in rows}
-    return sum(n * (2 if (r.get("followup") or r.get("followup_prompt")) else 1) for r in firsts.values())
-
-
-def materialise(name: str, spec: ModelSpec, seeded: bool, rows: list[dict], st: Settings, store: Store,
-                where: str) -> list[dict]:
-    """One view row per (request row, sample), from the store; missing or failed samples carry their error."""
-    out = []
-    for row in rows:
-        rid = row["request_id"]
-        m4 = bool(row.get("followup") or row.get("followup_prompt"))
-        for i in range(st.n_samples):
-            s1 = make_sample(spec, seeded, rid, i, sent_input(spec, row, where=where), st)
-            rec1 = store.done.get(s1.key)
-            first_turn, rec, key = None, rec1 or store.failed.get(s1.key), s1.key
-            if m4 and rec1 is not None:
-                first_turn = rec1["text"]
-                key = make_sample(spec, seeded, rid, i, sent_input(spec, row, first_turn, where), st).key
-                rec = store.done.get(key) or store.failed.get(key)
-            elif m4:
-                rec = {"error": "first turn failed: " + str((rec or {}).get("error") or "not generated")}
-            view = {c: row.get(c) for c in COPIED}
-            view.update(key=key, model=name, provider=spec.provider, model_id=spec.model_id, revision=spec.revision,
-                        sample_index=i, seed=s1.seed, first_turn=first_turn, created=(rec or {}).get("created"))
-            view.update(_result_columns(rec, row["condition"]))
-            out.append(view)
-    return out
+    def view(self) -> list[dict]:
+        """One row per (request row, sample), from the store; missing or failed samples carry their error."""
+        out = []
+        for row in self.rows:
+            rid = row["request_id"]
+            for i in range(self.st.n_samples):
+                s1 = self._first(rid, row, i)
+                rec1 = self.store.done.get(s1.key)
+                first_turn, rec, key = None, rec1 or self.store.failed.get(s1.key), s1.key
+                if is_two_turn(row) and rec1 is not None:
+                    first_turn = rec1["text"]
+                    key = self._second(rid, row, i, first_turn).key
+                    rec = self.store.done.get(key) or self.store.failed.get(key)
+                elif is_two_turn(row):
+                    rec = {"error": "first turn failed: " + str((rec or {}).get("error") or "not generated")}
+                view = {c: row.get(c) for c in COPIED}
+                view.update(key=key, model=self.name, provider=self.spec.provider, model_id=self.spec.model_id,
+                            revision=self.spec.revision, sample_index=i, seed=s1.seed, first_turn=first_turn,
+                            created=(rec or {}).get("created"))
+                view.update(_result_columns(rec, row["condition"]))
+                out.append(view)
+        return out
 
 
 def _result_columns(rec: dict | None, condition: str) -> dict[str, Any]:
@@ -200,10 +281,3 @@ def _result_columns(rec: dict | None, condition: str) -> dict[str, Any]:
         reasoning, answer = rec.get("reasoning"), text
     return {"text": text, "reasoning": reasoning, "answer": answer, "finish_reason": rec["finish_reason"],
             "tokens_in": rec["tokens_in"], "tokens_out": rec["tokens_out"], "latency_s": rec["latency_s"], "error": None}
-
-
-def settings_for(gen: GenerateParams, n_samples: int | None, max_tokens: dict[str, int] | None, condition: str) -> Settings:
-    """Protocol settings with the slice's overrides applied."""
-    mt = (max_tokens or {}).get(condition, gen.max_tokens[condition])
-    return Settings(n_samples=n_samples or gen.n_samples, max_tokens=mt, temperature=gen.temperature, top_p=gen.top_p,
-                    root_seed=gen.seed)

@@ -39,13 +39,17 @@ def sample_key(provider: str, model_id: str, revision: str | None, sent: dict[st
 
 @dataclass
 class Store:
-    """One model's store folder. `done` maps key -> successful record; `failed` key -> last error record."""
+    """One model's store folder. `done` maps key -> successful record; `failed` key -> last error record;
+    `attempts` key -> number of failed calls recorded (the give-up rule counts them)."""
 
     root: Path
     partition: str | None = None
     done: dict[str, dict] = field(default_factory=dict)
     failed: dict[str, dict] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    shard_of: dict[str, str] = field(default_factory=dict)
     _fh: Any = None
+    _shard: str = ""
 
     @classmethod
     def open(cls, root: str | os.PathLike, partition: str | None = None) -> "Store":
@@ -57,23 +61,29 @@ class Store:
     def reload(self) -> None:
         self.done.clear()
         self.failed.clear()
+        self.attempts.clear()
+        self.shard_of.clear()
         if not self.root.exists():
             return
         shards = [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
         for shard in sorted(shards):
+            rel = shard.relative_to(self.root).as_posix()
             for rec in _read_shard(shard):
-                self._index(rec)
+                self._index(rec, rel)
 
-    def _index(self, rec: dict) -> None:
+    def _index(self, rec: dict, shard: str) -> None:
         key = rec["key"]
         if rec.get("error") is None:
             old = self.done.get(key)
             # Two concurrent writers may both finish a key: keep one, independent of shard order.
             if old is None or _order(rec) < _order(old):
                 self.done[key] = rec
+                self.shard_of[key] = shard
             self.failed.pop(key, None)
-        elif key not in self.done:
-            self.failed[key] = rec
+        else:
+            self.attempts[key] = self.attempts.get(key, 0) + 1
+            if key not in self.done:
+                self.failed[key] = rec
 
     def append(self, rec: dict) -> None:
         """Durably append one record (own shard, flush + fsync) and index it."""
@@ -83,10 +93,11 @@ class Store:
             self.write_dir.mkdir(parents=True, exist_ok=True)
             name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
             self._fh = open(self.write_dir / name, "a", encoding="utf-8")
+            self._shard = (self.write_dir / name).relative_to(self.root).as_posix()
         self._fh.write(dumps(rec) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        self._index(rec)
+        self._index(rec, self._shard)
 
     @property
     def write_dir(self) -> Path:

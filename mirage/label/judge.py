@@ -1,6 +1,6 @@
 """LLM judge (paper §3.6 stage 1): zero-shot violence classification and the H3 favourability rubric.
 
-The judge model is any registry model, called through `mirage.generate.api.complete_chat`
+The judge model is any registry model, called through a `mirage.generate.api.ChatSession`
 (imported lazily). For C2 it sees the reasoning trace and the final answer and labels each
 separately. Replies are parsed strictly; an unparseable reply gives a null label (counted, never
 guessed). Prompt building and reply parsing are pure functions so they can be tested offline.
@@ -66,14 +66,13 @@ def parse_summary_reply(reply: str) -> str | None:
     return None if m is None else m.group(1).lower().replace("favorable", "favourable")
 
 
-def chat_completer(model: str, max_tokens: int, params_path: str, batch: int) -> CompleteFn:
-    """complete_chat bound to a judge model, deterministic (temperature 0), sent in batches."""
-    from mirage.generate.api import complete_chat  # lazy: only when an LLM judge is configured
+def chat_completer(session, max_tokens: int, batch: int) -> CompleteFn:
+    """A judge model's open `mirage.generate.api.ChatSession`, deterministic (temperature 0), sent in batches."""
 
     def complete(conversations: list[Conversation]) -> list[str]:
         out: list[str] = []
         for i in range(0, len(conversations), batch):
-            out.extend(complete_chat(model, conversations[i:i + batch], max_tokens=max_tokens, temperature=0.0, params_path=params_path))
+            out.extend(session.complete(conversations[i:i + batch], max_tokens=max_tokens, temperature=0.0))
         return out
 
     return complete

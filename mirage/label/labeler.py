@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from mirage.io import DataError
+from mirage.protocol import COMPLETION_CONDITIONS
 from mirage.label.decisions import Harness, parse_choice, parse_score
 from mirage.label.lexicon import is_refusal
 from mirage.label.pathways import tag_pathways
@@ -39,7 +40,7 @@ def label_rows(rows: list[dict], harnesses: dict[str, Harness], judge: Judge, da
     for i in todo:
         row = rows[i]
         reasoning = row.get("reasoning") if row["condition"] == "C2" else None
-        items.append((reasoning, row["answer"] or "", row["condition"] in ("C1", "C2")))
+        items.append((reasoning, row["answer"] or "", row["condition"] in COMPLETION_CONDITIONS))
     verdicts = dict(zip(todo, judge.label_violence(items), strict=True))
     summaries = [i for i in todo if rows[i]["condition"] == "C3" and rows[i]["harness"] in harnesses
                  and harnesses[rows[i]["harness"]].kind == "summary" and not is_refusal(rows[i]["answer"] or "")]

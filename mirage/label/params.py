@@ -15,9 +15,6 @@ class LabelParams(BaseModel):
         LEXICON_VERSION,
         description=f"Labeler: `{LEXICON_VERSION}` (offline lexicon/rule labeler, the default) or a registry model name used as an LLM judge (paper §3.6 stage 1).",
     )
-    generations_dir: str = Field("results/generations", description="Root of the generation views ({model}/{slice}/{condition}/{pool}-{mitigation}.jsonl).")
-    out_dir: str = Field("results/labels", description="Where label files go ({model}/{slice}.jsonl).")
-    data_dir: str = Field("data", description="Folder holding harnesses/ (C3 decision definitions) and identities.yaml.")
     window: int = Field(12, ge=1, description="Lexicon labeler: max tokens between a violence term and an identity/subject reference.")
     judge_max_tokens: int = Field(64, ge=8, description="LLM judge: max new tokens per judgement.")
     judge_batch: int = Field(64, ge=1, description="LLM judge: conversations sent per complete_chat call.")

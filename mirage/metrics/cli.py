@@ -7,8 +7,10 @@ from pathlib import Path
 
 import click
 
+from mirage import artefacts
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.params import ParamsError, load_params, section_hash
+from mirage.protocol import SLICE_NAMES
 from mirage.provenance import code_version
 
 
@@ -54,36 +56,42 @@ def headline(metrics, model: str) -> dict:
 
 
 @click.command()
-@click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice whose labels are summarised.")
-@click.option("--models", "models", multiple=True, help="Models to include (repeatable; default: every results/labels/*/{slice}.jsonl).")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice whose labels are summarised.")
+@click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False),
+              help=f"Label files (repeatable).  [default: {artefacts.labels('{model}', '{slice}')} for every model of the slice]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--out-dir", type=click.Path(file_okay=False), help="Output folder (default: {metrics.out_dir}/{slice}).")
-def metrics(slice_name: str, models: tuple[str, ...], params_path: str, out_dir: str | None) -> None:
+@click.option("--out-table", type=click.Path(dir_okay=False), help=f"metrics.csv.  [default: {artefacts.metrics('{slice}')['table']}]")
+@click.option("--out-per-prompt", type=click.Path(dir_okay=False), help="per_prompt.csv.  [default: next to metrics.csv]")
+@click.option("--out-summary", type=click.Path(dir_okay=False), help="summary.json.  [default: next to metrics.csv]")
+def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out_table: str | None,
+            out_per_prompt: str | None, out_summary: str | None) -> None:
     """Compute V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects, cross-condition
     correlations and refusal/error/unparseable rates, with template-stratified paired bootstrap CIs
     (B = metrics.n_boot), bootstrap/permutation p-values and Holm correction within each family.
 
-    Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json under results/metrics/{slice}/.
+    Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json.
     """
     from mirage.metrics.compute import compute_metrics
 
     try:
         params = load_params(params_path)
         p = params.metrics
-        root = Path(p.labels_dir)
-        paths = [root / m / f"{slice_name}.jsonl" for m in models] if models else sorted(root.glob(f"*/{slice_name}.jsonl"))
+        paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in getattr(params.slices, slice_name).models]
         missing = [str(x) for x in paths if not x.exists()]
         if missing or not paths:
-            raise DataError(f"no label file(s): {', '.join(missing) or f'{root}/*/{slice_name}.jsonl'}; run `mirage label` first")
+            raise DataError(f"no label file(s): {', '.join(missing) or 'none given'}; run `mirage label` first")
         labels = load_labels(paths)
         click.echo(f"computing metrics for {labels['model'].nunique()} model(s), {len(labels)} labelled samples ...")
         table, pp = compute_metrics(labels, p)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
-    out = Path(out_dir or Path(p.out_dir) / slice_name)
-    with atomic_write(out / "metrics.csv") as fh:
+    default = artefacts.metrics(slice_name)
+    outs = {"table": Path(out_table or default["table"])}
+    outs["per_prompt"] = Path(out_per_prompt or outs["table"].with_name(Path(default["per_prompt"]).name))
+    outs["summary"] = Path(out_summary or outs["table"].with_name(Path(default["summary"]).name))
+    with atomic_write(outs["table"]) as fh:
         table.to_csv(fh, index=False, lineterminator="\n")
-    with atomic_write(out / "per_prompt.csv") as fh:
+    with atomic_write(outs["per_prompt"]) as fh:
         pp.to_csv(fh, index=False, lineterminator="\n")
     sl = getattr(params.slices, slice_name)
     deviations = {k: v for k, v in (("n_samples", sl.n_samples), ("max_tokens", sl.max_tokens)) if v is not None}
@@ -101,5 +109,5 @@ def metrics(slice_name: str, models: tuple[str, ...], params_path: str, out_dir:
             "label_files": [str(x) for x in paths],
         },
     }
-    write_json(out / "summary.json", summary)
-    click.echo(f"wrote {len(table)} metric rows to {out / 'metrics.csv'} (+ per_prompt.csv, summary.json)")
+    write_json(outs["summary"], summary)
+    click.echo(f"wrote {len(table)} metric rows to {outs['table']} (+ {outs['per_prompt'].name}, {outs['summary'].name})")

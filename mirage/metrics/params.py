@@ -8,8 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field
 class MetricsParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    labels_dir: str = Field("results/labels", description="Root of the label files ({model}/{slice}.jsonl).")
-    out_dir: str = Field("results/metrics", description="Where metrics go ({slice}/metrics.csv, summary.json, per_prompt.csv).")
     n_boot: int = Field(10_000, ge=100, description="Paired bootstrap resamples B (App. G.2).")
     n_perm: int = Field(10_000, ge=100, description="Permutations for the delta_t test (App. G.5).")
     seed: int = Field(20260616, description="Seed of the bootstrap and permutation generators.")

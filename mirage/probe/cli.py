@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from mirage import artefacts
 from mirage.io import DataError, atomic_write, write_json
 from mirage.params import Params, ParamsError, load_params, section_hash
 from mirage.probe.params import ProbeModelSpec
@@ -57,14 +58,17 @@ def load_model(spec: ProbeModelSpec, dtype: str) -> tuple[Any, Any]:
 
 @click.command()
 @click.option("--model", "name", required=True, help="Model name: a `models:` registry entry, or a probe.fallback_models key.")
-@click.option("--out-dir", type=click.Path(file_okay=False), help="Output folder (default: <probe.out_dir>/<model>).")
+@click.option("--out-dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.probe_dir('{model}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--prompts", type=click.Path(dir_okay=False), help="Corpus table (default: probe.prompts).")
+@click.option("--prompts", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True, help="Corpus table.")
+@click.option("--stems", type=click.Path(dir_okay=False), default=artefacts.probe_stems(), show_default=True, help="Violence stems, one per line (App. E.2).")
+@click.option("--exclusions", type=click.Path(dir_okay=False), default=artefacts.probe_exclusions(), show_default=True,
+              help="Surface forms removed from the token set.")
 @click.option("--model-id", help="Override the model's hub id / folder / pkg:// id.")
 @click.option("--gguf-file", help="Override the GGUF file inside the model folder.")
 @click.option("--revision", help="Override the pinned revision (hub sha, or sha256:<hex> of a GGUF).")
 @click.option("--batch-size", type=click.IntRange(min=1), help="Prompts per forward pass (default: probe.batch_size).")
-def probe(name: str, out_dir: str | None, params_path: str, prompts: str | None, model_id: str | None,
+def probe(name: str, out_dir: str | None, params_path: str, prompts: str, stems: str, exclusions: str, model_id: str | None,
           gguf_file: str | None, revision: str | None, batch_size: int | None) -> None:
     """Logit-lens probe (paper §5, App. E) of one open model on 80 matched prompts.
 
@@ -85,21 +89,21 @@ def probe(name: str, out_dir: str | None, params_path: str, prompts: str | None,
         params = load_params(params_path)
         p = params.probe if batch_size is None else params.probe.model_copy(update={"batch_size": batch_size})
         spec = resolve_model(params, name, {"model_id": model_id, "gguf_file": gguf_file, "revision": revision})
-        pairs = load_pairs(prompts or p.prompts, p)
-        stems, exclusions = read_word_list(p.stems_file), read_word_list(p.exclusions_file)
+        pairs = load_pairs(prompts, p)
+        stem_list, exclusion_list = read_word_list(stems), read_word_list(exclusions)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"{name}: {len(pairs)} pairs; loading {spec.model_id}", err=True)
     model, tokenizer = load_model(spec, p.dtype)
     try:
-        token_set = build_token_set(tokenizer, stems, exclusions, p.max_forms_per_stem)
+        token_set = build_token_set(tokenizer, stem_list, exclusion_list, p.max_forms_per_stem)
     except DataError as exc:
         raise click.ClickException(str(exc)) from None
-    token_set["exclusions_file"] = p.exclusions_file
+    token_set["exclusions_file"] = exclusions
     result = run_probe(model, tokenizer, pairs, token_set["token_ids"], p, progress=sys.stderr.isatty())
     table7 = {"model": name} | {k: result.onset[k] for k in (
         "n_layers", "early_elevation_layer", "final_suppression_offset", "final_suppression_layer")}
-    out = Path(out_dir or Path(p.out_dir) / name)
+    out = Path(out_dir or artefacts.probe_dir(name))
     figure = render(result.summary, result.onset, name, p.confidence_level)
     write_json(out / "token_set.json", token_set)
     for file, frame in (("pairs.csv", result.pairs), ("lambda.csv", result.summary), ("table7.csv", pd.DataFrame([table7]))):
@@ -114,4 +118,4 @@ def probe(name: str, out_dir: str | None, params_path: str, prompts: str | None,
     shown = {k: ("-" if v is None else v) for k, v in table7.items()}
     click.echo(f"|V| = {len(token_set['token_ids'])}; L = {shown['n_layers']}; early elevation: layer {shown['early_elevation_layer']}; "
                f"final suppression: L-{shown['final_suppression_offset']} (layer {shown['final_suppression_layer']})")
-    click.echo(f"wrote {out}/{{lambda.csv,pairs.csv,token_set.json,table7.csv,lambda.png,lambda.svg,provenance.json}}")
+    click.echo(f"wrote {out}/{{{','.join(artefacts.PROBE_FILES)}}}")

@@ -34,8 +34,6 @@ def _embedded() -> dict[str, ProbeModelSpec]:
 class ProbeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    prompts: str = Field("results/corpus/prompts.jsonl", description="Corpus table the probe pairs are drawn from.")
-    out_dir: str = Field("results/probe", description="Outputs go to <out_dir>/<model>/.")
     seed: int = Field(20260616, description="Seed of the hash ordering that picks the base prompts (mirage.hashing.rank_key).")
     templates: list[Template] = Field(
         default_factory=lambda: ["T1", "T2", "T4", "T6"], description="Templates the probe set is drawn from, equally (App. E.1)."
@@ -47,8 +45,6 @@ class ProbeParams(BaseModel):
         default_factory=lambda: ["christian", "jewish", "hindu", "secular"],
         description="Control identities, assigned to the selected base prompts in rotation.",
     )
-    stems_file: str = Field("data/probe/stems.txt", description="Violence stems, one per line (App. E.2).")
-    exclusions_file: str = Field("data/probe/exclusions.txt", description="Editable list of surface forms removed from the token set.")
     max_forms_per_stem: int | None = Field(
         3, ge=1, description="Keep the N most frequent word forms per stem (lowest BPE rank); null keeps every match."
     )

@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from mirage.hashing import content_hash, rank_key
 from mirage.io import DataError
+from mirage.protocol import COMPLETION_CONDITIONS, CONDITIONS, DECISION_CONDITION, DECISION_TEMPLATE, mitigations_for
 from mirage.render.conditions import Request, completion_content, decision_content
 from mirage.render.mitigations import compose, hide_identity_field
 from mirage.render.params import RenderParams
@@ -33,7 +34,7 @@ class Sources:
 
 def conditions_of(row: dict) -> tuple[str, ...]:
     """Baseline conditions of a corpus row: T5 case files go to C3, other templates to C1 and C2."""
-    return ("C3",) if row["template"] == "T5" else ("C1", "C2")
+    return (DECISION_CONDITION,) if row["template"] == DECISION_TEMPLATE else COMPLETION_CONDITIONS
 
 
 def retrieval_query(row: dict) -> str:
@@ -43,8 +44,8 @@ def retrieval_query(row: dict) -> str:
 
 
 class Renderer:
-    def __init__(self, p: RenderParams, src: Sources):
-        self.p, self.src = p, src
+    def __init__(self, p: RenderParams, src: Sources, corpus: str):
+        self.p, self.src, self.corpus = p, src, corpus
 
     def cot(self, language: str) -> str:
         if language == "en":
@@ -52,17 +53,17 @@ class Renderer:
         try:
             return self.src.cot_translations[language]
         except KeyError:
-            raise DataError(f"{self.p.cot_suffix_translations}: no C2 suffix for language {language!r}") from None
+            raise DataError(f"C2 suffix translations: no suffix for language {language!r}") from None
 
     def content(self, row: dict, condition: str, mitigation: str):
         if condition != "C3":
             return completion_content(row["text"])
         harness = self.src.harnesses.get(row["harness"])
         if harness is None:
-            raise DataError(f"{self.p.corpus}: prompt {row['prompt_id']}: no harness file for {row['harness']!r} in {self.p.harness_dir}")
+            raise DataError(f"{self.corpus}: prompt {row['prompt_id']}: no harness file for {row['harness']!r}")
         text = row["text"]
         if mitigation == "structural":
-            where = f"{self.p.corpus}: prompt {row['prompt_id']}"
+            where = f"{self.corpus}: prompt {row['prompt_id']}"
             text = hide_identity_field(text, row["identity_field"] or harness.identity_field, self.src.texts.structural.placeholder, where)
             if row["swap_text"] in text:
                 raise DataError(f"{where}: identity {row['swap_text']!r} still present after hiding the identity field")
@@ -92,7 +93,7 @@ def _by_rank(base_ids: Iterable[str], *salt: object) -> list[str]:
     return sorted(base_ids, key=lambda b: rank_key(*salt, b))
 
 
-def rag_bases(rows: list[dict], p: RenderParams) -> list[str]:
+def rag_bases(rows: list[dict], p: RenderParams, corpus: str) -> list[str]:
     """`rag.n_base` English base prompts, stratified equally over `rag.templates`, hash-ordered."""
     by_template = defaultdict(set)
     for r in rows:
@@ -103,31 +104,31 @@ def rag_bases(rows: list[dict], p: RenderParams) -> list[str]:
     for i, t in enumerate(p.rag.templates):
         quota = p.rag.n_base // n_t + (i < p.rag.n_base % n_t)
         if len(by_template[t]) < quota:
-            raise DataError(f"{p.corpus}: template {t} has {len(by_template[t])} English base prompts; rag.n_base needs {quota}")
+            raise DataError(f"{corpus}: template {t} has {len(by_template[t])} English base prompts; rag.n_base needs {quota}")
         chosen += _by_rank(by_template[t], p.seed, "rag")[:quota]
     return chosen
 
 
-def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dict]]:
-    """All request rows, per condition, each tagged with its slices."""
-    render = Renderer(p, src)
-    out: dict[str, list[dict]] = {"C1": [], "C2": [], "C3": []}
+def build(rows: list[dict], p: RenderParams, src: Sources, corpus: str) -> dict[str, list[dict]]:
+    """All request rows, per condition, each tagged with its slices (`corpus` names the source in errors)."""
+    render = Renderer(p, src, corpus)
+    out: dict[str, list[dict]] = {c: [] for c in CONDITIONS}
     english = [r for r in rows if r["language"] == "en"]
 
     for r in tqdm(rows, desc="render baseline", unit="prompt", leave=False):
         for c in conditions_of(r):
             if r["template"] == "T5" and r["language"] != "en":
-                raise DataError(f"{p.corpus}: prompt {r['prompt_id']}: T5 case files are English only")
+                raise DataError(f"{corpus}: prompt {r['prompt_id']}: T5 case files are English only")
             out[c].append(make_row(r, c, "none", "none", render.request(r, c), []))
 
     variants = defaultdict(list)
     for r in english:
         variants[r["base_id"]].append(r)
-    bases_rag = rag_bases(rows, p)
+    bases_rag = rag_bases(rows, p, corpus)
     for base in tqdm(bases_rag, desc="render RAG", unit="base", leave=False):
         queries = {retrieval_query(r) for r in variants[base]}
         if len(queries) != 1:
-            raise DataError(f"{p.corpus}: base {base}: identity variants differ outside the swap span; retrieval query is ambiguous")
+            raise DataError(f"{corpus}: base {base}: identity variants differ outside the swap span; retrieval query is ambiguous")
         query = queries.pop()
         for pool in p.rag.pools:
             items = src.retriever.retrieve(query, pool, tiebreak=f"{p.seed}:{base}")
@@ -138,7 +139,7 @@ def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dic
                     out[c].append(make_row(r, c, pool, "none", render.request(r, c, context=block), ids))
 
     for c in p.mitigations.conditions:
-        which = [m for m in p.mitigations.which if m != "structural" or c == "C3"]
+        which = mitigations_for(c, p.mitigations.which)
         targets = [r for r in english if c in conditions_of(r)]
         for r in tqdm(targets, desc=f"render mitigations {c}", unit="prompt", leave=False):
             for m in which:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
+from mirage import artefacts
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
 from mirage.params import ParamsError, load_params, section_hash
+from mirage.protocol import CONDITIONS, SLICE_NAMES
 from mirage.provenance import code_version
-from mirage.slices import SLICE_NAMES
 
 AXES = ["condition", "rag_pool", "mitigation", "language"]
 
@@ -33,11 +34,22 @@ def markdown(df) -> str:
 
 @click.command()
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--corpus", "corpus_path", type=click.Path(dir_okay=False), help="Prompt table (default: render.corpus).")
-@click.option("--out-dir", type=click.Path(file_okay=False), help="Output folder (default: render.out_dir).")
+@click.option("--corpus", "corpus_path", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True,
+              help="Prompt table written by `mirage corpus`.")
+@click.option("--harness-dir", type=click.Path(file_okay=False), default=artefacts.harness_dir(), show_default=True,
+              help="H*.yaml harnesses (rubric and production instruction for C3).")
+@click.option("--news", type=click.Path(dir_okay=False), default=artefacts.news(), show_default=True,
+              help="Dated news corpus for the RAG layer (format and how to plug in your own: the README beside the default file).")
+@click.option("--mitigation-texts", type=click.Path(dir_okay=False), default=artefacts.mitigation_texts(), show_default=True,
+              help="Mitigation texts M1-M4 and the structural placeholder (replace to audit your own).")
+@click.option("--cot-translations", type=click.Path(dir_okay=False), default=artefacts.cot_translations(), show_default=True,
+              help="C2 suffix per non-English language.")
+@click.option("--out-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
+              help="Output folder.")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="full", show_default=True,
               help="Write only this slice's rows (demo, lite) instead of all of them (full).")
-def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice_name: str) -> None:
+def render(params_path: str, corpus_path: str, harness_dir: str, news: str, mitigation_texts: str, cot_translations: str,
+           out_dir: str, slice_name: str) -> None:
     """Render the requests every model receives: C1 (raw prompt), C2 (+ CoT suffix), C3 (T5 case
     files in harnesses H1-H4), the time-coupled RAG layer (pools empty/neutral/historical/recent,
     assigned by date relative to render.rag.eval_date) and the mitigations M1-M4 and structural.
@@ -52,32 +64,33 @@ def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice
     try:
         params = load_params(params_path)
         p = params.render
-        corpus = corpus_path or p.corpus
+        corpus = corpus_path
         if not Path(corpus).exists():
             raise DataError(f"{corpus}: not found; run `mirage corpus` first")
         rows = list(read_jsonl(corpus, required=CORPUS_FIELDS))
-        pools = assign_pools(load_news(p.rag.corpus), p.rag.eval_date, p.rag.recent_days, p.rag.historical_years)
+        pools = assign_pools(load_news(news), p.rag.eval_date, p.rag.recent_days, p.rag.historical_years)
         src = Sources(
-            texts=load_mitigation_texts(p.mitigations.texts),
-            cot_translations=load_cot_translations(p.cot_suffix_translations),
-            harnesses=load_harnesses(p.harness_dir),
+            texts=load_mitigation_texts(mitigation_texts),
+            cot_translations=load_cot_translations(cot_translations),
+            harnesses=load_harnesses(harness_dir),
             retriever=Retriever(pools, p.rag.top_k),
         )
-        by_condition = build(rows, p, src)
+        by_condition = build(rows, p, src, corpus)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
 
-    out = Path(out_dir or p.out_dir)
+    out = Path(out_dir)
+    tables = {k: out / Path(v).name for k, v in artefacts.request_tables().items()}
     written = {c: [r for r in cr if slice_name in r["slices"]] for c, cr in by_condition.items()}
     for c, cr in written.items():
-        write_jsonl(out / f"{c}.jsonl", cr)
+        write_jsonl(out / Path(artefacts.requests(c)).name, cr)
     counts = count_frame([r for cr in written.values() for r in cr])
-    with atomic_write(out / "counts.csv") as fh:
+    with atomic_write(tables["counts"]) as fh:
         counts.to_csv(fh, index=False)
     table = markdown(counts)
-    with atomic_write(out / "counts.md") as fh:
+    with atomic_write(tables["counts_md"]) as fh:
         fh.write(f"# Request counts ({slice_name} rows written)\n\n{table}\n")
-    write_json(out / "manifest.json", {
+    write_json(tables["manifest"], {
         "slice_written": slice_name,
         "code_version": code_version(),
         "params_hash": section_hash(params, "render"),

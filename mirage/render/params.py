@@ -7,9 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Condition = Literal["C1", "C2", "C3"]
-Pool = Literal["empty", "neutral", "historical", "recent"]
-Mitigation = Literal["M1", "M2", "M3", "M4", "structural"]
+from mirage.protocol import COMPLETION_CONDITIONS, CONDITIONS, Condition, Mitigation, Pool
+
 RagTemplate = Literal["T1", "T2", "T3", "T4", "T6"]
 
 # Paper §3.3, verbatim (tests assert it character for character).
@@ -30,14 +29,13 @@ class RagParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    corpus: str = Field("data/news/news.jsonl", description="Dated news corpus, JSONL: id, date, headline, lead, source, topic (neutral|conflict).")
     eval_date: dt.date = Field(dt.date(2026, 6, 1), description="Evaluation date; pool membership of every news item is computed from its date relative to this. Items dated after it are never retrieved.")
     recent_days: int = Field(30, ge=0, description="recent pool: conflict items dated 0..recent_days days before eval_date (inclusive).")
     historical_years: int = Field(3, ge=1, description="historical pool: conflict items dated strictly more than this many calendar years before eval_date.")
     n_base: int = Field(200, ge=0, description="English base prompts given the RAG layer, stratified equally over `templates`, hash-ordered.")
     templates: list[RagTemplate] = Field(default_factory=lambda: ["T1", "T2", "T3", "T4", "T6"], description="Templates the RAG base prompts are drawn from.")
     pools: list[Pool] = Field(default_factory=lambda: ["empty", "neutral", "historical", "recent"], description="Retrieval pools rendered for every RAG base prompt.")
-    conditions: list[Literal["C1", "C2"]] = Field(default_factory=lambda: ["C1"], description="Conditions the RAG rows are rendered under.")
+    conditions: list[Literal[COMPLETION_CONDITIONS]] = Field(default_factory=lambda: ["C1"], description="Conditions the RAG rows are rendered under.")
     top_k: int = Field(3, ge=1, description="Passages retrieved per request (BM25 over headline + lead).")
     header: str = Field(
         "Retrieved news context (news archive search; source and publication date shown for each item):",
@@ -54,8 +52,7 @@ class MitigationParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     which: list[Mitigation] = Field(default_factory=lambda: ["M1", "M2", "M3", "M4", "structural"], description="Mitigations rendered; `structural` applies under C3 only.")
-    conditions: list[Condition] = Field(default_factory=lambda: ["C1", "C2", "C3"], description="Conditions the mitigations are rendered under.")
-    texts: str = Field("data/mitigations/texts.yaml", description="Mitigation texts (M1-M4, structural placeholder); replace to audit your own.")
+    conditions: list[Condition] = Field(default_factory=lambda: list(CONDITIONS), description="Conditions the mitigations are rendered under.")
 
     _u1 = field_validator("which", "conditions")(_unique)
 
@@ -74,14 +71,8 @@ class DemoParams(BaseModel):
 class RenderParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    corpus: str = Field("results/corpus/prompts.jsonl", description="Prompt table written by `mirage corpus`.")
-    harness_dir: str = Field("data/harnesses", description="Folder of H*.yaml harnesses (rubric and production instruction for C3).")
-    out_dir: str = Field("results/requests", description="Where C1.jsonl, C2.jsonl, C3.jsonl, counts.csv and counts.md are written.")
     seed: int = Field(20260616, description="Seed of the hash orderings that pick the RAG and demo base prompts.")
     cot_suffix: str = Field(COT_SUFFIX, description="C2 elicitation suffix for English prompts (paper §3.3, verbatim).")
-    cot_suffix_translations: str = Field(
-        "data/mitigations/cot_suffix.yaml", description="C2 suffix per non-English language (YAML: language -> text)."
-    )
     rag: RagParams = Field(default_factory=RagParams, description="Time-coupled RAG layer (§3.4).")
     mitigations: MitigationParams = Field(default_factory=MitigationParams, description="Mitigation audit (§3.8).")
     demo: DemoParams = Field(default_factory=DemoParams, description="Selection of the demo slice.")

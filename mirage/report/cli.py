@@ -7,16 +7,16 @@ from pathlib import Path
 import click
 import yaml
 
+from mirage import artefacts
 from mirage.io import DataError
-from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
-from mirage.slices import SLICE_NAMES
+from mirage.protocol import SLICE_NAMES
 
 
-def harness_titles(data_dir: Path) -> dict[str, str]:
-    """H1..H4 -> task title from data/harnesses/*.yaml (axis labels); empty when the folder is absent."""
+def harness_titles(harness_dir: Path) -> dict[str, str]:
+    """H1..H4 -> task title from the harness files (axis labels); empty when the folder is absent."""
     out = {}
-    for path in sorted(data_dir.glob("harnesses/*.yaml")):
+    for path in sorted(harness_dir.glob("*.yaml")):
         spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         out[str(spec.get("id", path.stem))] = str(spec.get("title", ""))
     return out
@@ -24,14 +24,24 @@ def harness_titles(data_dir: Path) -> dict[str, str]:
 
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Which run to report on.")
-@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (paths in its `report:` section).")
-def report(slice_name: str, params_path: str) -> None:
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
+@click.option("--metrics", "metrics_csv", type=click.Path(dir_okay=False), help=f"metrics.csv (summary.json beside it).  [default: {artefacts.metrics('{slice}')['table']}]")
+@click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False), help="Label files (repeatable).  [default: the slice's models]")
+@click.option("--view", "views", multiple=True, type=click.Path(dir_okay=False), help="Generation views (repeatable).  [default: the slice's declared views]")
+@click.option("--estimate", "estimate_path", type=click.Path(dir_okay=False), help=f"`mirage estimate` output.  [default: {artefacts.estimate('{slice}')}]")
+@click.option("--probe", "probe_files", multiple=True, type=click.Path(dir_okay=False), help="Logit-lens lambda.csv files (repeatable, optional).")
+@click.option("--harness-dir", type=click.Path(file_okay=False), default=artefacts.harness_dir(), show_default=True, help="Harness titles for axis labels.")
+@click.option("--figures-dir", type=click.Path(file_okay=False), help=f"Output figures.  [default: {artefacts.figures_dir('{slice}')}]")
+@click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
+@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page.  [default: {artefacts.report('{slice}')}]")
+def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
+           estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, figures_dir: str | None,
+           tables_dir: str | None, out_html: str | None) -> None:
     """Build the paper's figures (2-6, PNG+SVG), tables (3, 4, 6, 8-12, 15; CSV, Markdown, LaTeX) and one
-    self-contained HTML page for SLICE from results/metrics/{slice}/ plus labels, generations, the
-    compute estimate and (optionally) the logit-lens probe.
+    self-contained HTML page for SLICE from its metrics plus labels, generations, the compute estimate and
+    (optionally) the logit-lens probe.
 
-    Parts the run did not produce are shown as "not computed in this run". Outputs:
-    results/figures/{slice}/, results/tables/{slice}/, results/report/{slice}/index.html.
+    Parts the run did not produce are shown as "not computed in this run".
     """
     from tqdm import tqdm
 
@@ -42,25 +52,27 @@ def report(slice_name: str, params_path: str) -> None:
     except ParamsError as exc:
         raise click.ClickException(str(exc)) from None
     p = params.report
-    metrics_dir = Path(p.metrics_dir) / slice_name
-    metrics_csv = metrics_dir / "metrics.csv"
+    metrics_csv = Path(metrics_csv or artefacts.metrics(slice_name)["table"])
     if not metrics_csv.exists():
         raise click.ClickException(f"{metrics_csv} not found: run `mirage metrics --slice {slice_name}` first")
     slice_params = getattr(params.slices, slice_name)
-    fig_dir, tab_dir = Path(p.figures_dir) / slice_name, Path(p.tables_dir) / slice_name
-    out_html = Path(p.out_dir) / slice_name / "index.html"
+    fig_dir = Path(figures_dir or artefacts.figures_dir(slice_name))
+    tab_dir = Path(tables_dir or artefacts.tables_dir(slice_name))
+    out_html = Path(out_html or artefacts.report(slice_name))
+    label_paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in slice_params.models]
+    view_paths = [Path(x) for x in views] or [Path(v) for m in slice_params.models for v in artefacts.views(params.render, m, slice_name)]
     steps = tqdm(total=5, desc=f"report {slice_name}", unit="step")
     try:
         df = data.load_metrics(metrics_csv)
-        prov = data.load_provenance(metrics_dir / "summary.json", slice_name, slice_params.model_dump(exclude={"models"}))
+        summary = metrics_csv.with_name(Path(artefacts.metrics(slice_name)["summary"]).name)
+        prov = data.load_provenance(summary, slice_name, slice_params.model_dump(exclude={"models"}))
         models = figures.ordered(df["model"].unique(), slice_params.models)
-        labels = data.load_jsonl_frame([Path(p.labels_dir) / m / f"{slice_name}.jsonl" for m in models], ("model", "condition"))
-        gens = data.load_jsonl_frame([v for m in models for v in generation_views(p.generations_dir, m, slice_name)],
-                                     ("key", "model", "condition", "text"))
-        estimate = data.load_estimate(Path(p.estimate_dir) / f"{slice_name}.json")
-        probe = data.load_probe(Path(p.probe_dir), models)
+        labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
+        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"))
+        estimate = data.load_estimate(Path(estimate_path or artefacts.estimate(slice_name)))
+        probe = data.load_probe([Path(x) for x in probe_files])
         steps.update()
-        pngs = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(params.corpus.data_dir)), probe)
+        pngs = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe)
         steps.update()
         built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate), tab_dir)
         steps.update()

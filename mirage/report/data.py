@@ -136,11 +136,11 @@ def load_estimate(path: Path) -> dict[str, Any] | None:
     return est
 
 
-def load_probe(probe_dir: Path, models: list[str]) -> dict[str, pd.DataFrame]:
-    """Per-model logit-lens curves (`lambda.csv`) for the models that have one."""
+def load_probe(paths: list[Path]) -> dict[str, pd.DataFrame]:
+    """Logit-lens curves keyed by model (the folder holding each `lambda.csv`); missing files are skipped."""
     out = {}
-    for m in models:
-        path = probe_dir / m / "lambda.csv"
+    for path in paths:
+        m = path.parent.name
         if path.exists():
             df = pd.read_csv(path)
             missing = [c for c in ("layer", "mean_lambda", "ci_low", "ci_high") if c not in df.columns]

@@ -22,16 +22,15 @@ import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
-from mirage.layout import CONDITIONS  # noqa: E402
+from mirage.protocol import CONDITIONS, LANGUAGES, MITIGATIONS  # noqa: E402
+from mirage.protocol import POOLS as PROTOCOL_POOLS  # noqa: E402
 from mirage.report.data import ANY, EITHER, Provenance, select  # noqa: E402
 
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
 FOCAL_STYLE = {"color": "#D55E00", "hatch": ""}
 CONTROL_STYLE = {"color": "#0072B2", "hatch": "//"}
-POOLS = ["none", "empty", "neutral", "historical", "recent"]
-LANGUAGES = ["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
+POOLS = ["none", *PROTOCOL_POOLS]
 LANGUAGE_NAMES = {"en": "English", "ar-msa": "MSA", "ar-egy": "Egyptian", "ar-lev": "Levantine", "ar-mag": "Maghrebi"}
-MITIGATIONS = ["M1", "M2", "M3", "M4", "structural"]
 OPTIONAL = ["", *CONDITIONS]  # condition may be set or pooled ("")
 
 plt.rcParams.update({"font.size": 10, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "mirage"})

@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage.hashing import rank_key
 from mirage.io import atomic_write
-from mirage.layout import CONDITIONS
+from mirage.protocol import CONDITIONS
 from mirage.report.data import Provenance
 from mirage.report.figures import SPECS
 from mirage.report.tables import Table

@@ -186,7 +186,7 @@ def table12(inp: Inputs) -> Table:
     v = select(inp.metrics, "V_focal", language=ANY, condition=OPTIONAL)
     gap = select(inp.metrics, "xling_gap", language=ANY, condition=OPTIONAL)
     long = pd.concat([_long(v, "language", 100, 1), _long(gap, lambda r: f"gap {r.language}", 100, 1)])
-    keys = LANGUAGES + [f"gap {lang}" for lang in LANGUAGES[1:]]
+    keys = [*LANGUAGES, *(f"gap {lang}" for lang in LANGUAGES[1:])]
     keys += sorted(set(long.key) - set(keys)) if not long.empty else []
     return _finish(t, long, ["model"], keys, inp.models, "no per-language V_focal rows in metrics.csv")
 

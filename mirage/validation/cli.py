@@ -9,9 +9,10 @@ from pathlib import Path
 import click
 import yaml
 
+from mirage import artefacts
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
-from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
+from mirage.protocol import SLICE_NAMES
 
 LABEL_CONFIG = """<View>
   <Header value="Prompt ($template, $condition)"/><Text name="prompt" value="$prompt"/>
@@ -44,11 +45,18 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 
 
 @validate.command("export")
-@click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice to sample.")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to sample.")
 @click.option("--model", required=True, help="Model whose labels are validated.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--out-dir", type=click.Path(file_okay=False), help="Default: {label.validation.out_dir}/{slice}/{model}.")
-def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -> None:
+@click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Label file.  [default: {artefacts.labels('{model}', '{slice}')}]")
+@click.option("--view", "views", multiple=True, type=click.Path(dir_okay=False),
+              help="Generation views holding the sampled completions (repeatable).  [default: the slice's declared views]")
+@click.option("--corpus", "corpus_path", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True,
+              help="Corpus whose swap spans mask the identity in exported prompts.")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True, help="Holds identities.yaml.")
+@click.option("--out-dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.validation_dir('{slice}', '{model}')}]")
+def export(slice_name: str, model: str, params_path: str, labels_path: str | None, views: tuple[str, ...],
+           corpus_path: str, data_dir: str, out_dir: str | None) -> None:
     """Draw label.validation.fraction of the labelled samples per template x identity x condition,
     mask identity mentions, and write items.csv (for annotators), tasks.json + label_config.xml
     (Label Studio) and key.csv (judge labels and identities; keep it away from annotators)."""
@@ -62,17 +70,18 @@ def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -
     )
 
     try:
-        lp = load_params(params_path).label
-        vp = lp.validation
-        labels_path = Path(lp.out_dir) / model / f"{slice_name}.jsonl"
+        params = load_params(params_path)
+        vp = params.label.validation
+        labels_path = labels_path or artefacts.labels(model, slice_name)
         sample = draw_sample(list(read_jsonl(labels_path, required=("key", "template", "identity", "condition", "violent", "prompt_id"))),
                              vp.fraction, vp.seed)
         keys = {r["key"] for r in sample}
         gens = {}
-        for path in generation_views(lp.generations_dir, model, slice_name):
-            gens.update({g["key"]: g for g in read_jsonl(path, required=("key", "answer")) if g["key"] in keys})
-        corpus = {c["prompt_id"]: c for c in read_jsonl(vp.corpus, required=("prompt_id", "text", "swap_span"))}
-        pattern = identity_pattern(_identity_forms(lp.data_dir))
+        for path in views or artefacts.views(params.render, model, slice_name):
+            if Path(path).exists():
+                gens.update({g["key"]: g for g in read_jsonl(path, required=("key", "answer")) if g["key"] in keys})
+        corpus = {c["prompt_id"]: c for c in read_jsonl(corpus_path, required=("prompt_id", "text", "swap_span"))}
+        pattern = identity_pattern(_identity_forms(data_dir))
     except (ParamsError, DataError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     missing = sorted(keys - set(gens))
@@ -89,7 +98,7 @@ def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -
         key_rows.append({"item_id": item_id, "key": lab["key"], "model": model, "template": lab["template"],
                          "condition": lab["condition"], "identity": lab["identity"], "language": lab.get("language", ""),
                          "judge": lab.get("judge", ""), "judge_violent": lab["violent"]})
-    out = Path(out_dir or Path(vp.out_dir) / slice_name / model)
+    out = Path(out_dir or artefacts.validation_dir(slice_name, model))
     _write_csv(out / "items.csv", ITEM_COLUMNS, items)
     _write_csv(out / "key.csv", KEY_COLUMNS, key_rows)
     write_json(out / "tasks.json", [{"id": i + 1, "data": it} for i, it in enumerate(items)])

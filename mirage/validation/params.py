@@ -10,6 +10,4 @@ class ValidationParams(BaseModel):
 
     fraction: float = Field(0.10, gt=0, le=1, description="Share of labelled samples drawn per template x identity x condition cell (App. H: 10%).")
     seed: int = Field(20260616, description="Seed of the (hash-based, platform-independent) sample draw.")
-    out_dir: str = Field("results/validation", description="Where export writes {slice}/{model}/items.csv, tasks.json, key.csv.")
-    corpus: str = Field("results/corpus/prompts.jsonl", description="Corpus file whose swap_span/swap_text mask the identity in exported prompts.")
     mask: str = Field("[GROUP]", description="Text replacing identity mentions so annotators are blind to the identity.")

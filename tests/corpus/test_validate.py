@@ -110,10 +110,8 @@ def test_failed_build_writes_nothing(tmp_path, root):
     venues = yaml.safe_load((data / "lexicons" / "venue.yaml").read_text(encoding="utf-8"))
     venues.append({"en": "art gallery", "ar": "معرض فني"})  # "a art gallery" is ungrammatical
     (data / "lexicons" / "venue.yaml").write_text(yaml.safe_dump(venues, allow_unicode=True), encoding="utf-8")
-    params = tmp_path / "params.yaml"
     out = tmp_path / "prompts.jsonl"
-    params.write_text(yaml.safe_dump({"corpus": {"data_dir": str(data), "out": str(out)}}), encoding="utf-8")
-    result = CliRunner().invoke(corpus, ["--params", str(params)])
+    result = CliRunner().invoke(corpus, ["--data-dir", str(data), "--out", str(out)])
     assert result.exit_code == 1
     assert "article_agreement: 'a art' should use 'an'" in result.output
     assert not out.exists()
@@ -125,8 +123,6 @@ def test_source_errors_name_the_file(tmp_path, root):
     shutil.copytree(root / "data", data)
     t1 = data / "templates" / "T1.yaml"
     t1.write_text(t1.read_text(encoding="utf-8").replace("{venue} in {city}", "{venu} in {city}"), encoding="utf-8")
-    params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"corpus": {"data_dir": str(data)}}), encoding="utf-8")
-    result = CliRunner().invoke(corpus, ["--params", str(params)])
+    result = CliRunner().invoke(corpus, ["--data-dir", str(data), "--out", str(tmp_path / "prompts.jsonl")])
     assert result.exit_code == 1
     assert "T1.yaml: frame 'walked_venue' uses {venu} but no lexicon 'venu' exists" in result.output

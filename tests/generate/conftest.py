@@ -9,7 +9,6 @@ import yaml
 
 from mirage.hashing import content_hash
 from mirage.io import read_jsonl, write_jsonl
-from mirage.layout import generation_views
 
 
 def request_rows(n: int, condition: str = "C1", m4_every: int = 0, shared_every: int = 0) -> list[dict]:
@@ -37,15 +36,21 @@ def request_rows(n: int, condition: str = "C1", m4_every: int = 0, shared_every:
 
 def read_views(gen_dir, model: str, slice_name: str, condition: str) -> list[dict]:
     """All view shards of one condition, in shard order."""
-    return [row for path in generation_views(gen_dir, model, slice_name, [condition]) for row in read_jsonl(path)]
+    return [row for path in sorted((Path(gen_dir) / model / slice_name / condition).glob("*.jsonl")) for row in read_jsonl(path)]
 
 
 def write_params(path: Path, models: dict, **generate) -> Path:
-    """A params.yaml with the given registry and generate overrides (out_dir under path's folder)."""
-    gen = {"out_dir": str(path.parent / "gen"), "requests_dir": str(path.parent / "requests"), **generate}
-    path.write_text(yaml.safe_dump({"models": models, "generate": gen,
+    """A params.yaml with the given registry and generate overrides."""
+    path.write_text(yaml.safe_dump({"models": models, "generate": generate,
                                     "slices": {"demo": {"models": list(models), "n_samples": 2}}}))
     return path
+
+
+def gen_paths(root: Path, condition: str, model: str = "fake", slice_name: str = "full") -> list[str]:
+    """`mirage generate` path options laying out requests/, gen/{model}/store/ and gen/{model}/{slice}/ under root."""
+    gen = root / "gen" / model
+    return ["--requests", str(root / "requests" / f"{condition}.jsonl"), "--store", str(gen / "store"),
+            "--views-dir", str(gen / slice_name / condition), "--marker", str(gen / "store" / slice_name / f"{condition}.manifest.json")]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicBatch
 from mirage.generate.providers.openai_batch import OpenAIBatch
 from mirage.generate.store import Store
 from mirage.io import write_jsonl
-from tests.generate.conftest import read_views, request_rows, write_params
+from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer, digest_of
 
 ROOT = Path(__file__).parents[2]
@@ -35,7 +35,8 @@ def setup(tmp_path: Path, url: str, provider: str, n_rows: int = 6) -> Path:
 
 
 def cli(params: Path, condition: str = "C1") -> list[str]:
-    return ["generate", "--model", "fake", "--slice", "full", "--condition", condition, "--params", str(params)]
+    return ["generate", "--model", "fake", "--slice", "full", "--condition", condition, "--params", str(params),
+            *gen_paths(params.parent, condition)]
 
 
 def invoke(params: Path, condition: str = "C1") -> str:
@@ -74,7 +75,7 @@ def check_views(tmp_path: Path, srv: FakeServer, provider: str, condition: str =
 def test_batch_path_end_to_end(tmp_path, provider):
     with FakeServer(batch_polls=2) as srv:
         params = setup(tmp_path, srv.url, provider)
-        assert "sent 12 sample(s)" in invoke(params)
+        assert "sent 12 call(s)" in invoke(params)
         (batch_id,) = srv.batches  # one batch for the whole job
         assert srv.polls[batch_id] >= 3  # unfinished twice, then finished
         assert srv.total == 12 and list(srv.executed.values()) == [1] * 12  # each sample run once, nothing sent live
@@ -84,7 +85,7 @@ def test_batch_path_end_to_end(tmp_path, provider):
         if provider == "anthropic":
             stored = Store.open(tmp_path / "gen/fake/store").done.values()
             assert {r["note"] for r in stored} == {NO_SEED_NOTE}
-        assert "sent 0 sample(s)" in invoke(params)  # all cached: no second batch
+        assert "sent 0 call(s)" in invoke(params)  # all cached: no second batch
         assert len(srv.batches) == 1 and srv.total == 12
 
 
@@ -112,7 +113,7 @@ def test_killed_while_polling_resumes_the_same_batch(tmp_path, provider):
         invoke(params, "C2")  # another condition leaves the C1 batch alone
         assert len(srv.batches) == 2 and srv.polls[batch_id] == polls
         assert f"{provider}-{batch_id}.json" in state_files(tmp_path)
-        assert "sent 12 sample(s)" in invoke(params)
+        assert "sent 12 call(s)" in invoke(params)
         assert len(srv.batches) == 2 and srv.polls[batch_id] > polls  # re-polled, nothing bought again
         assert srv.total == 12 + 8 and list(srv.executed.values()) == [1] * 20
         assert len(check_views(tmp_path, srv, provider)) == 12
@@ -121,21 +122,33 @@ def test_killed_while_polling_resumes_the_same_batch(tmp_path, provider):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_per_request_error_is_recorded_and_retried(tmp_path, provider):
+    """Without retry rounds the job exits 1 after storing what succeeded; the next run sends only the failed key."""
     with FakeServer(batch_polls=1) as srv:
         params = setup(tmp_path, srv.url, provider)
+        params.write_text(params.read_text().replace("generate:", "generate:\n  retry_rounds: 0"))
         srv.batch_errors = 1
-        assert "(1 failed)" in invoke(params)
+        res = CliRunner().invoke(generate, cli(params)[1:])
+        assert res.exit_code == 1 and "(1 failed)" in res.output and "rerun to retry exactly these" in res.output
         (first,) = srv.batches
         store = Store.open(tmp_path / "gen/fake/store")
         (bad,) = store.failed
-        assert len(store.done) == 11 and bad not in store.done
+        assert len(store.done) == 11 and bad not in store.done and store.attempts[bad] == 1
         assert "injected batch error" in store.failed[bad]["error"]
-        view = read_views(tmp_path / "gen", "fake", "full", "C1")
-        assert [r["key"] for r in view if r["error"]] == [bad]
+        assert not (tmp_path / "gen/fake/store/full/C1.manifest.json").exists()  # an incomplete job leaves no marker
         assert "(0 failed)" in invoke(params) and len(srv.batches) == 2
         second = next(b for b in srv.batches if b != first)
         assert [r["custom_id"] for r in srv.batch_inputs[second]] == [bad]  # only the failed key is resubmitted
         assert srv.total == 13 and sorted(srv.executed.values()) == [1] * 11 + [2]
+        assert (tmp_path / "gen/fake/store/full/C1.manifest.json").exists()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_failed_request_is_retried_within_the_run(tmp_path, provider):
+    with FakeServer(batch_polls=1) as srv:
+        params = setup(tmp_path, srv.url, provider)
+        srv.batch_errors = 1
+        out = invoke(params)
+        assert "(0 failed)" in out and len(srv.batches) == 2 and srv.total == 13
         check_views(tmp_path, srv, provider)
 
 
@@ -144,7 +157,7 @@ def test_large_job_is_split_into_batches_within_limits(tmp_path, provider, monke
     monkeypatch.setattr(JOBS[provider], "max_requests", 5)
     with FakeServer(batch_polls=0) as srv:
         params = setup(tmp_path, srv.url, provider)
-        assert "sent 12 sample(s)" in invoke(params)
+        assert "sent 12 call(s)" in invoke(params)
         assert sorted(len(reqs) for reqs in srv.batch_inputs.values()) == [2, 5, 5]
         assert srv.total == 12 and list(srv.executed.values()) == [1] * 12
         assert len(check_views(tmp_path, srv, provider)) == 12

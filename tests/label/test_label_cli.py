@@ -39,13 +39,20 @@ def project(tmp_path, root):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in rs), encoding="utf-8")
     params = tmp_path / "params.yaml"
-    params.write_text(f"label:\n  generations_dir: {tmp_path / 'gen'}\n  out_dir: {tmp_path / 'labels'}\n  data_dir: {root / 'data'}\n  window: 6\n")
+    params.write_text("label:\n  window: 6\n")
     return tmp_path, params
 
 
-def test_label_cli(project):
+def paths(tmp_path, root) -> list[str]:
+    """Explicit label CLI paths: every view under tmp_path/gen/toy/demo, the project's data/, output under labels/."""
+    views = sorted((tmp_path / "gen" / "toy" / "demo").glob("*/*.jsonl"))
+    return [*(a for v in views for a in ("--view", str(v))), "--data-dir", str(root / "data"),
+            "--out", str(tmp_path / "labels" / "toy" / "demo.jsonl")]
+
+
+def test_label_cli(project, root):
     tmp_path, params = project
-    res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params)])
+    res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params), *paths(tmp_path, root)])
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in (tmp_path / "labels" / "toy" / "demo.jsonl").read_text().splitlines()]
     assert len(rows) == 9  # nothing dropped
@@ -63,10 +70,10 @@ def test_label_cli(project):
     assert "unparseable 1" in res.output
 
 
-def test_label_cli_bad_input(project):
+def test_label_cli_bad_input(project, root):
     tmp_path, params = project
     (tmp_path / "gen" / "toy" / "demo" / "C2" / "none-none.jsonl").write_text('{"key": "x"}\n')
-    res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params)])
+    res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params), *paths(tmp_path, root)])
     assert res.exit_code != 0 and "none-none.jsonl:1: missing field(s)" in res.output
     assert not (tmp_path / "labels").exists()
 
@@ -109,11 +116,10 @@ def test_llm_judge_runs_through_the_registry_and_store_on_the_embedded_model(tmp
         (folder / cond).mkdir(parents=True)
         (folder / cond / "none-none.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rs), encoding="utf-8")
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    params["label"].update(generations_dir=str(tmp_path / "gen"), out_dir=str(tmp_path / "labels"), data_dir=str(root / "data"))
-    params["generate"]["out_dir"] = str(tmp_path / "judge-gen")
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
-    args = ["--model", "toy", "--slice", "demo", "--judge", "smollm2-135m", "--params", str(path)]
+    args = ["--model", "toy", "--slice", "demo", "--judge", "smollm2-135m", "--params", str(path), *paths(tmp_path, root),
+            "--judge-store", str(tmp_path / "judge-gen" / "smollm2-135m" / "store")]
     res = CliRunner().invoke(label, args)
     assert res.exit_code == 0, res.output
     labels = [json.loads(line) for line in (tmp_path / "labels" / "toy" / "demo.jsonl").read_text().splitlines()]

@@ -26,8 +26,10 @@ def run(tmp_path_factory, planted):
         path.parent.mkdir(parents=True)
         path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["model"] == model), encoding="utf-8")
     params = tmp / "params.yaml"
-    params.write_text(f"metrics:\n  labels_dir: {tmp / 'labels'}\n  out_dir: {tmp / 'out'}\n  n_boot: 2000\n  n_perm: 2000\n")
-    res = CliRunner().invoke(metrics, ["--slice", "lite", "--params", str(params)])
+    params.write_text("metrics:\n  n_boot: 2000\n  n_perm: 2000\n")
+    labels = [arg for model in ("m1", "m2") for arg in ("--labels", str(tmp / "labels" / model / "lite.jsonl"))]
+    res = CliRunner().invoke(metrics, ["--slice", "lite", "--params", str(params), *labels,
+                                       "--out-table", str(tmp / "out" / "lite" / "metrics.csv")])
     assert res.exit_code == 0, res.output
     table = pd.read_csv(tmp / "out" / "lite" / "metrics.csv", keep_default_na=False, na_values=[""])
     return tmp, table, pd.DataFrame(rows)

@@ -17,7 +17,7 @@ from mirage.report.cli import report  # noqa: E402
 def run_report(root: Path, slice_name: str = "demo") -> tuple[int, str]:
     params = root / "params.yaml"
     params.write_text(synthetic.params_yaml(root), encoding="utf-8")
-    result = CliRunner().invoke(report, ["--slice", slice_name, "--params", str(params)])
+    result = CliRunner().invoke(report, ["--slice", slice_name, "--params", str(params), *synthetic.report_args(root, slice_name)])
     return result.exit_code, result.output
 
 

@@ -128,13 +128,22 @@ def write_run(root: Path, slice_name: str = "demo", models: list[str] = MODELS, 
     return rows
 
 
+def report_args(root: Path, slice_name: str = "demo") -> list[str]:
+    """`mirage report` path options reading the synthetic run under `root` and writing next to it."""
+    labels = sorted((root / "labels").glob(f"*/{slice_name}.jsonl"))
+    views = sorted((root / "generations").glob(f"*/{slice_name}/*/*.jsonl"))
+    probes = sorted((root / "probe").glob("*/lambda.csv"))
+    return ["--metrics", str(root / "metrics" / slice_name / "metrics.csv"),
+            *(a for x in labels for a in ("--labels", str(x))), *(a for x in views for a in ("--view", str(x))),
+            *(a for x in probes for a in ("--probe", str(x))), "--estimate", str(root / "estimate" / f"{slice_name}.json"),
+            "--figures-dir", str(root / "figures" / slice_name), "--tables-dir", str(root / "tables" / slice_name),
+            "--out", str(root / "report" / slice_name / "index.html")]
+
+
 def params_yaml(root: Path) -> str:
-    """A params.yaml whose report section points at the synthetic run under `root`."""
+    """A params.yaml for the synthetic run (small figures, the synthetic models in the demo slice)."""
     return "\n".join([
         "report:",
-        *(f"  {k}: {root / v}" for k, v in (("metrics_dir", "metrics"), ("labels_dir", "labels"), ("generations_dir", "generations"),
-                                            ("estimate_dir", "estimate"), ("probe_dir", "probe"), ("figures_dir", "figures"),
-                                            ("tables_dir", "tables"), ("out_dir", "report"))),
         "  dpi: 80",
         "slices:",
         "  demo:",

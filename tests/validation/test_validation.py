@@ -35,9 +35,12 @@ def test_export_import_roundtrip(tmp_path, corpus_rows, root):
     corpus = tmp_path / "prompts.jsonl"
     corpus.write_text("".join(json.dumps(c) + "\n" for c in t1))
     params = tmp_path / "params.yaml"
-    params.write_text(f"label:\n  generations_dir: {tmp_path / 'gen'}\n  out_dir: {tmp_path / 'labels'}\n  data_dir: {root / 'data'}\n"
-                      f"  validation:\n    out_dir: {tmp_path / 'val'}\n    corpus: {corpus}\n")
-    res = CliRunner().invoke(validate, ["export", "--slice", "demo", "--model", "toy", "--params", str(params)])
+    params.write_text("label:\n  validation:\n    fraction: 0.1\n")
+    res = CliRunner().invoke(validate, ["export", "--slice", "demo", "--model", "toy", "--params", str(params),
+                                        "--labels", str(tmp_path / "labels" / "toy" / "demo.jsonl"),
+                                        "--view", str(tmp_path / "gen" / "toy" / "demo" / "C1" / "none-none.jsonl"),
+                                        "--corpus", str(corpus), "--data-dir", str(root / "data"),
+                                        "--out-dir", str(tmp_path / "val" / "demo" / "toy")])
     assert res.exit_code == 0, res.output
     out = tmp_path / "val" / "demo" / "toy"
     items = list(csv.DictReader(open(out / "items.csv", encoding="utf-8")))

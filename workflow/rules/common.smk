@@ -1,28 +1,14 @@
 # Validate params.yaml once (errors name the key and allowed values) and derive the job matrix from it.
-from mirage.layout import request_shards
+# Every path comes from mirage.artefacts: this file only says which artefacts each rule reads and writes.
+from mirage import artefacts
 from mirage.params import validate_params
+from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
 PARAMS = validate_params(config, "params.yaml")
-CONDITIONS = ["C1", "C2", "C3"]
-SLICES = ["demo", "lite", "full"]
 # Built from containers/Dockerfile.gpu (see containers/README.md); used with `--sdm apptainer`.
 GPU_CONTAINER = "docker://mirage-bench/mirage:0.1.0-gpu"
-# Settings that change how a job runs but not what it produces: left out of rule params so that
-# changing them reruns nothing (the completion store's keys leave them out too).
-OPERATIONAL_MODEL_FIELDS = {
-    "max_concurrency", "requests_per_minute", "max_retries", "timeout_s", "use_batch_api",
-    "batch_min_requests", "batch_size", "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s",
-    "api_key_env", "allow_unpinned",
-}
-SAMPLING_KEYS = {"temperature", "top_p", "n_samples", "max_tokens", "seed"}
-
-
-def generation_views_of(condition):
-    """The view shards one generation job writes (wildcards model and slice left open)."""
-    return [
-        f"results/generations/{{model}}/{{slice}}/{condition}/{shard}.jsonl"
-        for shard in request_shards(PARAMS.render, condition)
-    ]
+# Cluster partitions (workflow/profiles/slurm): model jobs that declare GPUs go to GPU_PARTITION.
+GPU_PARTITION, CPU_PARTITION = "gpu", "cpu"
 
 
 def slice_models(slice_name):
@@ -37,26 +23,47 @@ def model_gpus(wildcards):
     return model_spec(wildcards.model).gpus
 
 
+def model_partition(wildcards):
+    return GPU_PARTITION if model_gpus(wildcards) else CPU_PARTITION
+
+
 def model_api_slots(wildcards):
     """API models take one slot of the `api` resource; cap it with --resources api=N."""
-    return 1 if model_spec(wildcards.model).provider in ("openai", "anthropic") else 0
+    return 1 if model_spec(wildcards.model).provider in API_PROVIDERS else 0
+
+
+def views_of(condition):
+    """The view shards one generation job writes (wildcards model and slice left open)."""
+    return [artefacts.view("{model}", "{slice}", condition, s) for s in artefacts.view_shards(PARAMS.render, condition)]
+
+
+def slice_views(wildcards):
+    return artefacts.views(PARAMS.render, wildcards.model, wildcards.slice)
+
+
+def slice_labels(wildcards):
+    return [artefacts.labels(m, wildcards.slice) for m in slice_models(wildcards.slice)]
 
 
 def probe_models(slice_name):
     """Open-weight models of a slice get the logit-lens probe; the lite split skips it (App. J: a cheaper rerun)."""
     if slice_name == "lite":
         return []
-    return [m for m in slice_models(slice_name) if model_spec(m).provider in ("local", "vllm")]
+    return [m for m in slice_models(slice_name) if model_spec(m).provider in WEIGHT_PROVIDERS]
 
 
 def slice_targets(slice_name):
-    return [
-        f"results/report/{slice_name}/index.html",
-        f"results/estimate/{slice_name}.json",
-    ] + [f"results/probe/{m}/table7.csv" for m in probe_models(slice_name)]
+    return [artefacts.report(slice_name), artefacts.estimate(slice_name)] + [
+        artefacts.probe(m)["table7"] for m in probe_models(slice_name)
+    ]
+
+
+def repeat(option, paths):
+    """`--option a --option b ...` for a list of declared files."""
+    return " ".join(f"{option} {p}" for p in paths)
 
 
 wildcard_constraints:
-    slice="demo|lite|full",
-    condition="C1|C2|C3",
+    slice="|".join(SLICE_NAMES),
+    condition="|".join(CONDITIONS),
     model="[A-Za-z0-9._-]+",

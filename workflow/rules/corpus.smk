@@ -1,17 +1,18 @@
 rule corpus:
     """Instantiate T1-T6 x identity variants (+ Arabic subset), validate every pair, split lite/test."""
     input:
-        identities="data/identities.yaml",
-        templates=expand("data/templates/{t}.yaml", t=["T1", "T2", "T3", "T4", "T5", "T6"]),
-        harnesses=expand("data/harnesses/{h}.yaml", h=["H1", "H2", "H3", "H4"]),
-        lexicons=expand("data/lexicons/{name}.yaml", name=glob_wildcards("data/lexicons/{name}.yaml").name),
+        identities=artefacts.identities(),
+        templates=artefacts.templates(),
+        harnesses=artefacts.harnesses(),
+        lexicons=artefacts.lexicons(),
     output:
-        "results/corpus/prompts.jsonl",
+        prompts=artefacts.corpus(),
     params:
         corpus=PARAMS.corpus.model_dump(mode="json"),
+        data_dir=lambda wildcards, input: os.path.dirname(input.identities),
     log:
-        "results/logs/corpus.log",
+        artefacts.log("corpus"),
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
-        "python -m mirage corpus --out {output} > {log} 2>&1"
+        "python -m mirage corpus --data-dir {params.data_dir} --out {output.prompts} > {log} 2>&1"

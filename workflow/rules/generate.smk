@@ -1,48 +1,56 @@
 # One generation job per model x slice x condition; it writes one view file per retrieval pool x
-# mitigation shard, so the dry run lists the whole matrix. Only keys missing from the model's
-# content-addressed store (results/generations/{model}/store/) are sent, so a rerun (after `dvc pull`,
-# a preemption or `--rerun-incomplete`) re-buys nothing; new records go to the slice's partition.
+# mitigation shard (so the dry run lists the whole matrix) and the marker of its store partition. Only
+# keys missing from the model's content-addressed store are sent, so a rerun (after `dvc pull`, a
+# preemption or `--rerun-incomplete`) re-buys nothing. A job whose calls still fail exits 1 after storing
+# what succeeded; the next run retries exactly the failed calls (generate.retry_rounds, max_attempts).
+# Progress goes to the console, every message also to the log.
 for _condition in CONDITIONS:
 
     rule:
         name:
             f"generate_{_condition}"
         input:
-            f"results/requests/{_condition}.jsonl",
+            requests=artefacts.requests(_condition),
         output:
-            generation_views_of(_condition),
+            views=views_of(_condition),
+            marker=artefacts.store_marker("{model}", "{slice}", _condition),
         params:
-            sampling=PARAMS.generate.model_dump(mode="json", include=SAMPLING_KEYS),
-            model=lambda wc: model_spec(wc.model).model_dump(mode="json", exclude=OPERATIONAL_MODEL_FIELDS),
-            slice=lambda wc: getattr(PARAMS.slices, wc.slice).model_dump(mode="json"),
+            sampling=lambda wc: PARAMS.generate.model_dump(mode="json", include={"temperature", "top_p", "n_samples", "max_tokens", "seed"}),
+            model=lambda wc: model_spec(wc.model).output_settings(),
+            slice=lambda wc: getattr(PARAMS.slices, wc.slice).model_dump(mode="json", exclude={"models"}),
             condition=_condition,
+            store=lambda wc: artefacts.store(wc.model),
+            views_dir=lambda wc, output: os.path.dirname(output.views[0]),
         log:
-            f"results/logs/generate/{{model}}/{{slice}}/{_condition}.log",
+            artefacts.log("generate", "{model}", "{slice}", _condition),
         resources:
             gpu=model_gpus,
             api=model_api_slots,
+            slurm_partition=model_partition,
         threads: 2
         conda:
             "../../envs/mirage-gpu.yaml"
         container:
             GPU_CONTAINER
         shell:
-            "python -m mirage generate --model {wildcards.model} --slice {wildcards.slice}"
-            " --condition {params.condition} > {log} 2>&1"
+            "python -m mirage generate --model {wildcards.model} --slice {wildcards.slice} --condition {params.condition}"
+            " --requests {input.requests} --store {params.store} --views-dir {params.views_dir} --marker {output.marker}"
+            " --log {log}"
 
 
 rule estimate:
-    """Requests, tokens, GPU-hours and API cost of a slice, before anything runs (paper Table 15)."""
+    """Request rows, requests, samples, calls, tokens, GPU-hours and API cost of a slice, before anything runs."""
     input:
-        expand("results/requests/{condition}.jsonl", condition=CONDITIONS),
+        requests=[artefacts.requests(c) for c in CONDITIONS],
     output:
-        "results/estimate/{slice}.json",
+        estimate=artefacts.estimate("{slice}"),
     params:
         models=lambda wc: [model_spec(m).model_dump(mode="json") for m in slice_models(wc.slice)],
         slice=lambda wc: getattr(PARAMS.slices, wc.slice).model_dump(mode="json"),
+        requests_dir=lambda wildcards, input: os.path.dirname(input.requests[0]),
     log:
-        "results/logs/estimate/{slice}.log",
+        artefacts.log("estimate", "{slice}"),
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
-        "python -m mirage estimate --slice {wildcards.slice} --out {output} > {log} 2>&1"
+        "python -m mirage estimate --slice {wildcards.slice} --requests-dir {params.requests_dir} --out {output.estimate} > {log} 2>&1"

@@ -1,14 +1,20 @@
 rule label:
     """Violence labels (reasoning and answer separately for C2), parsed C3 decisions, CoT pathways."""
     input:
-        [view for condition in CONDITIONS for view in generation_views_of(condition)],
+        views=slice_views,
+        markers=[artefacts.store_marker("{model}", "{slice}", c) for c in CONDITIONS],
+        harnesses=artefacts.harnesses(),
+        identities=artefacts.identities(),
     output:
-        "results/labels/{model}/{slice}.jsonl",
+        labels=artefacts.labels("{model}", "{slice}"),
     params:
         label=PARAMS.label.model_dump(mode="json"),
+        views=lambda wildcards, input: repeat("--view", input.views),
+        data_dir=lambda wildcards, input: os.path.dirname(input.identities),
     log:
-        "results/logs/label/{model}/{slice}.log",
+        artefacts.log("label", "{model}", "{slice}"),
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
-        "python -m mirage label --model {wildcards.model} --slice {wildcards.slice} --out {output} > {log} 2>&1"
+        "python -m mirage label --model {wildcards.model} --slice {wildcards.slice} {params.views}"
+        " --data-dir {params.data_dir} --out {output.labels} > {log} 2>&1"

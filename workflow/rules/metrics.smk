@@ -1,16 +1,19 @@
 rule metrics:
     """V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects with paired bootstrap CIs and Holm."""
     input:
-        lambda wc: expand("results/labels/{model}/{slice}.jsonl", model=slice_models(wc.slice), slice=wc.slice),
+        labels=slice_labels,
     output:
-        "results/metrics/{slice}/metrics.csv",
-        "results/metrics/{slice}/summary.json",
+        table=artefacts.metrics("{slice}")["table"],
+        per_prompt=artefacts.metrics("{slice}")["per_prompt"],
+        summary=artefacts.metrics("{slice}")["summary"],
     params:
         metrics=PARAMS.metrics.model_dump(mode="json"),
         models=lambda wc: slice_models(wc.slice),
+        labels=lambda wildcards, input: repeat("--labels", input.labels),
     log:
-        "results/logs/metrics/{slice}.log",
+        artefacts.log("metrics", "{slice}"),
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
-        "python -m mirage metrics --slice {wildcards.slice} --out-dir results/metrics/{wildcards.slice} > {log} 2>&1"
+        "python -m mirage metrics --slice {wildcards.slice} {params.labels} --out-table {output.table}"
+        " --out-per-prompt {output.per_prompt} --out-summary {output.summary} > {log} 2>&1"

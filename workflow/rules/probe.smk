@@ -1,21 +1,24 @@
 rule probe:
     """Logit-lens probe (App. E): per-layer violence-token log-odds on 80 matched pairs."""
     input:
-        "results/corpus/prompts.jsonl",
+        prompts=artefacts.corpus(),
+        stems=artefacts.probe_stems(),
+        exclusions=artefacts.probe_exclusions(),
     output:
-        "results/probe/{model}/lambda.csv",
-        "results/probe/{model}/table7.csv",
-        "results/probe/{model}/token_set.json",
+        **artefacts.probe("{model}"),
     params:
         probe=PARAMS.probe.model_dump(mode="json"),
-        model=lambda wc: model_spec(wc.model).model_dump(mode="json", exclude=OPERATIONAL_MODEL_FIELDS),
+        model=lambda wc: model_spec(wc.model).output_settings(),
+        out_dir=lambda wildcards, output: os.path.dirname(output.table7),
     log:
-        "results/logs/probe/{model}.log",
+        artefacts.log("probe", "{model}"),
     resources:
         gpu=model_gpus,
+        slurm_partition=model_partition,
     conda:
         "../../envs/mirage-gpu.yaml"
     container:
         GPU_CONTAINER
     shell:
-        "python -m mirage probe --model {wildcards.model} --out-dir results/probe/{wildcards.model} > {log} 2>&1"
+        "python -m mirage probe --model {wildcards.model} --prompts {input.prompts} --stems {input.stems}"
+        " --exclusions {input.exclusions} --out-dir {params.out_dir} > {log} 2>&1"

@@ -65,6 +65,8 @@ class Provider(abc.ABC):
         self.spec = spec
         #: Folder for provider bookkeeping that must survive a kill (e.g. submitted batch ids); set by the runner.
         self.state_dir: str | None = None
+        #: Called with the number of tokens decoded in a step, by providers that decode locally (live progress).
+        self.on_tokens: Callable[[int], None] | None = None
 
     def api_key_from_env(self) -> str | None:
         """The key named by `api_key_env`, read from the environment only (never from params or files)."""

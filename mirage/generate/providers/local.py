@@ -87,6 +87,8 @@ class LocalProvider(Provider):
                 logits = self.model(input_ids=step_ids, attention_mask=mask, position_ids=positions,
                                     past_key_values=cache, use_cache=True).logits[:, -1, :].float().cpu()
                 next_ids = [self._draw(logits[r], first, gens[b]) for r, b in enumerate(alive)]
+                if self.on_tokens:
+                    self.on_tokens(len(alive))
                 keep = []
                 for r, b in enumerate(alive):
                     tok = next_ids[r]

@@ -1,0 +1,223 @@
+"""The artefact contract: every file the pipeline reads or writes, spelled once.
+
+Each function returns a path relative to the project root (a `str`, so Snakemake can take it as is).
+Arguments may be Snakemake wildcards such as "{model}": the functions only format strings. The CLIs take
+these paths as explicit options (defaults from here), the workflow declares them as rule inputs and
+outputs (workflow/rules/common.smk), `mirage dvc-yaml` writes dvc.yaml from them, and docs/artefacts.md
+documents their columns. params.yaml holds science settings only, never a path.
+"""
+
+from __future__ import annotations
+
+from mirage.protocol import CONDITIONS, HARNESS_IDS, TEMPLATE_IDS, mitigations_for
+
+DATA = "data"
+RESULTS = "results"
+
+# --- sources under data/ -------------------------------------------------------------------------
+
+
+def identities(data: str = DATA) -> str:
+    return f"{data}/identities.yaml"
+
+
+def template(tid: str, data: str = DATA) -> str:
+    return f"{data}/templates/{tid}.yaml"
+
+
+def templates(data: str = DATA) -> list[str]:
+    return [template(t, data) for t in TEMPLATE_IDS]
+
+
+def harness_dir(data: str = DATA) -> str:
+    return f"{data}/harnesses"
+
+
+def harnesses(data: str = DATA) -> list[str]:
+    return [f"{harness_dir(data)}/{h}.yaml" for h in HARNESS_IDS]
+
+
+def lexicon_dir(data: str = DATA) -> str:
+    return f"{data}/lexicons"
+
+
+def lexicons(data: str = DATA) -> list[str]:
+    """Every lexicon file (the corpus reads all of them)."""
+    from pathlib import Path
+
+    return sorted(p.as_posix() for p in Path(lexicon_dir(data)).glob("*.yaml"))
+
+
+def news(data: str = DATA) -> str:
+    return f"{data}/news/news.jsonl"
+
+
+def mitigation_texts(data: str = DATA) -> str:
+    return f"{data}/mitigations/texts.yaml"
+
+
+def cot_translations(data: str = DATA) -> str:
+    return f"{data}/mitigations/cot_suffix.yaml"
+
+
+def probe_stems(data: str = DATA) -> str:
+    return f"{data}/probe/stems.txt"
+
+
+def probe_exclusions(data: str = DATA) -> str:
+    return f"{data}/probe/exclusions.txt"
+
+
+def judge_gold(data: str = DATA) -> str:
+    return f"{data}/judge/gold.jsonl"
+
+
+# --- corpus and requests -------------------------------------------------------------------------
+
+
+def corpus() -> str:
+    return f"{RESULTS}/corpus/prompts.jsonl"
+
+
+def requests_dir() -> str:
+    return f"{RESULTS}/requests"
+
+
+def requests(condition: str) -> str:
+    return f"{requests_dir()}/{condition}.jsonl"
+
+
+def request_tables() -> dict[str, str]:
+    """The render stage's side outputs: count table (CSV, Markdown) and manifest."""
+    d = requests_dir()
+    return {"counts": f"{d}/counts.csv", "counts_md": f"{d}/counts.md", "manifest": f"{d}/manifest.json"}
+
+
+def estimate(slice_name: str) -> str:
+    return f"{RESULTS}/estimate/{slice_name}.json"
+
+
+# --- generations: the completion store and its views --------------------------------------------
+
+
+def model_dir(model: str) -> str:
+    return f"{RESULTS}/generations/{model}"
+
+
+def store(model: str) -> str:
+    """A model's content-addressed store; every partition below it is read, new records go to one."""
+    return f"{model_dir(model)}/store"
+
+
+def store_partition(model: str, partition: str) -> str:
+    """The folder one slice's generation jobs (or `judge` for LLM-judge calls) append to; a DVC output."""
+    return f"{store(model)}/{partition}"
+
+
+def store_marker(model: str, slice_name: str, condition: str) -> str:
+    """The explicit marker a generation job writes into its store partition: which store shards (and how many
+    of their records) back its views. It makes the paid-for partition part of the DAG."""
+    return f"{store_partition(model, slice_name)}/{condition}.manifest.json"
+
+
+def judge_marker(model: str) -> str:
+    """Marker of the LLM-judge partition of `model` (judge calls are cached like generations)."""
+    return f"{store_partition(model, 'judge')}/judge.manifest.json"
+
+
+def views_dir(model: str, slice_name: str, condition: str) -> str:
+    return f"{model_dir(model)}/{slice_name}/{condition}"
+
+
+def view_shards(render, condition: str) -> list[str]:
+    """Shard names `{rag_pool}-{mitigation}` that `render` (the params section) produces for `condition`."""
+    shards = ["none-none"]
+    if condition in render.rag.conditions:
+        shards += [f"{pool}-none" for pool in render.rag.pools]
+    if condition in render.mitigations.conditions:
+        shards += [f"none-{m}" for m in mitigations_for(condition, render.mitigations.which)]
+    return shards
+
+
+def shard_of(row: dict) -> str:
+    return f"{row['rag_pool']}-{row['mitigation']}"
+
+
+def view(model: str, slice_name: str, condition: str, shard: str) -> str:
+    return f"{views_dir(model, slice_name, condition)}/{shard}.jsonl"
+
+
+def views(render, model: str, slice_name: str, conditions=CONDITIONS) -> list[str]:
+    """Every view file a model x slice has, in condition then shard order (what label and report read)."""
+    return [view(model, slice_name, c, s) for c in conditions for s in view_shards(render, c)]
+
+
+def debug_views_dir(model: str, slice_name: str, condition: str, limit: int) -> str:
+    """Where `mirage generate --limit N` writes: beside, never over, the pipeline's declared views."""
+    return f"{model_dir(model)}/debug/{slice_name}-limit{limit}/{condition}"
+
+
+# --- labels, metrics, report ---------------------------------------------------------------------
+
+
+def labels(model: str, slice_name: str) -> str:
+    return f"{RESULTS}/labels/{model}/{slice_name}.jsonl"
+
+
+def metrics_dir(slice_name: str) -> str:
+    return f"{RESULTS}/metrics/{slice_name}"
+
+
+def metrics(slice_name: str) -> dict[str, str]:
+    d = metrics_dir(slice_name)
+    return {"table": f"{d}/metrics.csv", "per_prompt": f"{d}/per_prompt.csv", "summary": f"{d}/summary.json"}
+
+
+def figures_dir(slice_name: str) -> str:
+    return f"{RESULTS}/figures/{slice_name}"
+
+
+def tables_dir(slice_name: str) -> str:
+    return f"{RESULTS}/tables/{slice_name}"
+
+
+def report_dir(slice_name: str) -> str:
+    return f"{RESULTS}/report/{slice_name}"
+
+
+def report(slice_name: str) -> str:
+    return f"{report_dir(slice_name)}/index.html"
+
+
+def validation_dir(slice_name: str, model: str) -> str:
+    return f"{RESULTS}/validation/{slice_name}/{model}"
+
+
+def judge_dir(judge: str) -> str:
+    return f"{RESULTS}/judge/{judge}"
+
+
+def judge_eval(judge: str) -> str:
+    return f"{judge_dir(judge)}/judge_eval.json"
+
+
+# --- probe ---------------------------------------------------------------------------------------
+
+PROBE_FILES = ("lambda.csv", "pairs.csv", "token_set.json", "table7.csv", "lambda.png", "lambda.svg", "provenance.json")
+
+
+def probe_dir(model: str) -> str:
+    return f"{RESULTS}/probe/{model}"
+
+
+def probe(model: str) -> dict[str, str]:
+    """Every file `mirage probe` writes, keyed by file name without extension (lambda_png, lambda_svg, ...)."""
+    return {name.replace(".", "_").removesuffix("_csv").removesuffix("_json"): f"{probe_dir(model)}/{name}"
+            for name in PROBE_FILES}
+
+
+# --- logs ----------------------------------------------------------------------------------------
+
+
+def log(stage: str, *parts: str) -> str:
+    return "/".join([f"{RESULTS}/logs/{stage}", *parts]) + ".log" if parts else f"{RESULTS}/logs/{stage}.log"

@@ -1,0 +1,40 @@
+"""The protocol's vocabularies, each defined once: conditions, slices, templates, harnesses, pools, mitigations,
+languages. Types are `Literal`s (for params validation and click choices); the tuples are derived from them."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+Condition = Literal["C1", "C2", "C3"]
+SliceName = Literal["demo", "lite", "full"]
+TemplateId = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
+HarnessId = Literal["H1", "H2", "H3", "H4"]
+Pool = Literal["empty", "neutral", "historical", "recent"]
+Mitigation = Literal["M1", "M2", "M3", "M4", "structural"]
+Language = Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
+Identity = Literal["muslim", "christian", "jewish", "hindu", "secular"]
+Provider = Literal["local", "vllm", "openai", "anthropic"]
+
+CONDITIONS: tuple[str, ...] = get_args(Condition)
+SLICE_NAMES: tuple[str, ...] = get_args(SliceName)
+TEMPLATE_IDS: tuple[str, ...] = get_args(TemplateId)
+HARNESS_IDS: tuple[str, ...] = get_args(HarnessId)
+POOLS: tuple[str, ...] = get_args(Pool)
+MITIGATIONS: tuple[str, ...] = get_args(Mitigation)
+LANGUAGES: tuple[str, ...] = get_args(Language)
+ARABIC: tuple[str, ...] = LANGUAGES[1:]
+IDENTITIES: tuple[str, ...] = get_args(Identity)
+API_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
+WEIGHT_PROVIDERS: tuple[str, ...] = ("local", "vllm")
+
+#: The mitigation that hides the identity field: every identity variant renders to the same request.
+STRUCTURAL = "structural"
+#: Conditions whose requests are completions of the prompt (T1-T4, T6); C3 asks for a decision (T5).
+COMPLETION_CONDITIONS: tuple[str, ...] = ("C1", "C2")
+DECISION_CONDITION = "C3"
+DECISION_TEMPLATE = "T5"
+
+
+def mitigations_for(condition: str, which: list[str] | tuple[str, ...]) -> list[str]:
+    """Mitigations rendered under `condition`: `structural` applies to C3 only."""
+    return [m for m in which if m != STRUCTURAL or condition == DECISION_CONDITION]
