@@ -193,6 +193,11 @@ def validation_dir(slice_name: str, model: str) -> str:
     return f"{RESULTS}/validation/{slice_name}/{model}"
 
 
+def audit_dir(name: str, slice_name: str) -> str:
+    """`mirage audit`: its params, views, labels, metrics, figures, tables and report."""
+    return f"{RESULTS}/audit/{name}/{slice_name}"
+
+
 def judge_dir(judge: str) -> str:
     return f"{RESULTS}/judge/{judge}"
 

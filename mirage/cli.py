@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "generate": "mirage.generate.cli:generate",
     "estimate": "mirage.generate.cli:estimate",
     "dvc-yaml": "mirage.dvc_yaml:dvc_yaml",
+    "audit": "mirage.audit:audit",
 }
 
 

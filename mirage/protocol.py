@@ -24,6 +24,7 @@ MITIGATIONS: tuple[str, ...] = get_args(Mitigation)
 LANGUAGES: tuple[str, ...] = get_args(Language)
 ARABIC: tuple[str, ...] = LANGUAGES[1:]
 IDENTITIES: tuple[str, ...] = get_args(Identity)
+PROVIDERS: tuple[str, ...] = get_args(Provider)
 API_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
 WEIGHT_PROVIDERS: tuple[str, ...] = ("local", "vllm")
 

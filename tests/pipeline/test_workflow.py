@@ -65,19 +65,60 @@ def test_dvc_stage_outputs_follow_the_slice_models(root):
         assert all("/store/" in p for p in persisted) and persisted
 
 
-def test_slurm_profile_dry_run_maps_gpus(root):
+def jobs(out: str) -> list[dict]:
+    """Dry-run job blocks: rule name, wildcards, input/output lines and resources as a dict."""
+    found = []
+    for block in re.split(r"\n(?=\[[^\]]+\]\n(?:local)?rule )", out):
+        m = re.search(r"^(?:local)?rule (\w+):", block, re.M)
+        if not m:
+            continue
+        res = re.search(r"^\s+resources: (.*)$", block, re.M)
+        pairs = dict(kv.split("=", 1) for kv in res.group(1).split(", ")) if res else {}
+        wc = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+        found.append({"rule": m.group(1), "resources": pairs, "block": block,
+                      "wildcards": dict(kv.split("=", 1) for kv in wc.group(1).split(", ")) if wc else {}})
+    return found
+
+
+def test_slurm_profile_sends_model_jobs_to_the_gpu_partition_with_their_gpus(root):
     result = run(["snakemake", "-n", "--profile", "workflow/profiles/slurm", "all"], root)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "Using profile workflow/profiles/slurm" in out
-    assert re.search(r"rule generate_C1:.*?resources: [^\n]*gpu=8", out, re.S)
+    profile = yaml.safe_load((root / "workflow/profiles/slurm/config.yaml").read_text(encoding="utf-8"))
+    params = load_params(root / "params.yaml")
+    seen = set()
+    for job in jobs(out):
+        r, rule = job["resources"], job["rule"]
+        if rule in profile["set-resources"]:
+            gpus = params.models[job["wildcards"]["model"]].gpus
+            want = profile["set-resources"][rule]
+            assert r["slurm_partition"] == ("gpu" if gpus else "cpu"), (rule, job["wildcards"], r)
+            assert int(r.get("gpu", 0)) == gpus and int(r["mem_mb"]) == want["mem_mb"] and int(r["runtime"]) == want["runtime"]
+            seen.add((rule, job["wildcards"]["model"]))
+        elif rule != "all":
+            default = profile["default-resources"]
+            assert r["slurm_partition"] == "cpu" and int(r["mem_mb"]) == default["mem_mb"], (rule, r)
+            assert int(r["runtime"]) == default["runtime"] and int(r.get("gpu", 0)) == 0, (rule, r)
+    models = params.slices.full.models
+    assert {(f"generate_{c}", m) for c in ("C1", "C2", "C3") for m in models} <= seen
+    assert ("generate_C1", "deepseek-v3") in seen and params.models["deepseek-v3"].gpus == 8
 
 
-def test_kubernetes_profile_dry_run(root, tmp_path):
-    """Pods share no filesystem: inputs come from the storage provider (here the `fs` plugin on a tmp folder)."""
+def test_kubernetes_profile_sees_every_input_and_output(root, tmp_path):
+    """Pods share no filesystem: every declared input and output goes through the storage provider (here `fs`)."""
     shutil.copytree(root / "data", tmp_path / "data")
     result = run(["snakemake", "-n", "--profile", "workflow/profiles/kubernetes", "--default-storage-provider", "fs",
                   "--default-storage-prefix", str(tmp_path), "lite"], root)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    assert "generate_C3" in out and "(in storage)" in out
+    rules = set()
+    for job in jobs(out):
+        for kind in ("input", "output"):
+            line = re.search(rf"^\s+{kind}: (.*)$", job["block"], re.M)
+            if line:
+                files = line.group(1).split(", ")
+                assert all("storage)" in f for f in files), (job["rule"], kind, [f for f in files if "storage)" not in f])
+        rules.add(job["rule"])
+    assert {"generate_C3", "label", "metrics", "report"} <= rules
+    assert "store/lite/C3.manifest.json (send to storage)" in out  # the paid-for store partition is part of the DAG

@@ -1,0 +1,113 @@
+"""`mirage audit --model PROVIDER:MODEL_ID`: audit any model without editing params.yaml.
+
+An ephemeral registry entry is made from the command line; its name carries a hash of every setting that
+changes the output (provider, model id, revision, mode, weights) and of the endpoint, so two different
+models or servers never share a name. The run goes through the same stages and the same content-addressed
+store as the pipeline (a later registry entry with the same settings reuses every completion), and ends with
+the path of its report. `--limit N` keeps the first N distinct requests per condition (a quick look).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import yaml
+
+from mirage import artefacts
+from mirage.hashing import content_hash
+from mirage.io import DataError, atomic_write
+from mirage.params import ParamsError, load_params
+from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
+
+
+def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
+                   gguf_file: str | None):
+    """(registry name, ModelSpec) for `PROVIDER:MODEL_ID`."""
+    from mirage.generate.params import ModelSpec
+
+    provider, sep, model_id = model.partition(":")
+    if not sep or provider not in PROVIDERS or not model_id:
+        raise click.BadParameter(f"expected PROVIDER:MODEL_ID with PROVIDER one of {', '.join(PROVIDERS)}, got {model!r}",
+                                 param_hint="--model")
+    spec = ModelSpec(provider=provider, model_id=model_id, revision=revision or model_id, base_url=base_url,
+                     api_key_env=api_key_env, mode=mode, gguf_file=gguf_file)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id).strip("-")[-40:]
+    return f"audit-{provider}-{slug}-{content_hash([spec.output_settings(), base_url], 8)}", spec
+
+
+@click.command()
+@click.option("--model", required=True, help="PROVIDER:MODEL_ID, e.g. openai:gpt-4o-mini, anthropic:claude-x, vllm:org/model.")
+@click.option("--base-url", help="OpenAI-compatible endpoint (vllm serve, llama.cpp, a gateway).")
+@click.option("--revision", help="Pinned revision (hub commit or dated snapshot).  [default: the model id]")
+@click.option("--api-key-env", help="Environment variable holding the API key (never the key itself).")
+@click.option("--mode", type=click.Choice(["chat", "completion"]), default="chat", show_default=True)
+@click.option("--gguf-file", help="Local models: GGUF file inside the model folder.")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N distinct requests per condition.")
+@click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
+              help="Rendered requests (built with `mirage corpus` + `mirage render` when absent).")
+@click.option("--store", "store_dir", type=click.Path(file_okay=False), help=f"Store.  [default: {artefacts.store('{name}')}]")
+@click.option("--out-dir", type=click.Path(file_okay=False), help=f"Audit outputs.  [default: {artefacts.audit_dir('{name}', '{slice}')}]")
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Base run configuration.")
+@click.pass_context
+def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
+          gguf_file: str | None, slice_name: str, limit: int | None, requests_dir: str, store_dir: str | None,
+          out_dir: str | None, params_path: str) -> None:
+    """Audit one model ad hoc: generate (C1, C2, C3) -> label -> metrics -> report, ending with the report path."""
+    from mirage.generate.cli import estimate, generate
+    from mirage.label.cli import label
+    from mirage.metrics.cli import metrics
+    from mirage.report.cli import report
+
+    name, spec = ephemeral_spec(model, base_url, revision, api_key_env, mode, gguf_file)
+    try:
+        raw = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) if Path(params_path).exists() else {}
+        raw.setdefault("models", {})[name] = spec.model_dump(mode="json", exclude_defaults=True) | {"provider": spec.provider}
+        raw.setdefault("slices", {}).setdefault(slice_name, {})["models"] = [name]
+        out = Path(out_dir or artefacts.audit_dir(name, slice_name))
+        params = out / "params.yaml"
+        with atomic_write(params) as fh:
+            yaml.safe_dump(raw, fh, sort_keys=False, allow_unicode=True)
+        load_params(params)
+    except (ParamsError, DataError, OSError, yaml.YAMLError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"auditing {spec.provider}:{spec.model_id} as `{name}` ({params})", err=True)
+    req = Path(requests_dir)
+    if not all((req / Path(artefacts.requests(c)).name).exists() for c in CONDITIONS):
+        from mirage.corpus.cli import corpus
+        from mirage.render.cli import render
+
+        ctx.invoke(corpus, params_path=str(params), data_dir=artefacts.DATA, out=artefacts.corpus(), check_path=None)
+        ctx.invoke(render, params_path=str(params), corpus_path=artefacts.corpus(), harness_dir=artefacts.harness_dir(),
+                   news=artefacts.news(), mitigation_texts=artefacts.mitigation_texts(),
+                   cot_translations=artefacts.cot_translations(), out_dir=str(req), slice_name="full")
+    common = ["--params", str(params)]
+    views = []
+    for c in CONDITIONS:
+        folder = out / "views" / c
+        args = ["--model", name, "--slice", slice_name, "--condition", c, "--requests", str(req / Path(artefacts.requests(c)).name),
+                "--store", store_dir or artefacts.store(name), "--views-dir", str(folder), *common]
+        run(generate, args + (["--limit", str(limit)] if limit else ["--marker", str(out / f"{c}.manifest.json")]))
+        views += sorted(folder.glob("*.jsonl"))
+    run(label, ["--model", name, "--slice", slice_name, *(a for v in views for a in ("--view", str(v))),
+                "--out", str(out / "labels.jsonl"), *common])
+    run(metrics, ["--slice", slice_name, "--labels", str(out / "labels.jsonl"), "--out-table", str(out / "metrics" / "metrics.csv"), *common])
+    run(estimate, ["--slice", slice_name, "--models", name, "--requests-dir", str(req), "--out", str(out / "estimate.json"), *common])
+    run(report, ["--slice", slice_name, "--metrics", str(out / "metrics" / "metrics.csv"), "--labels", str(out / "labels.jsonl"),
+                 *(a for v in views for a in ("--view", str(v))), "--estimate", str(out / "estimate.json"),
+                 "--figures-dir", str(out / "figures"), "--tables-dir", str(out / "tables"), "--out", str(out / "report" / "index.html"),
+                 *common])
+    click.echo(f"report: {out / 'report' / 'index.html'}")
+
+
+def run(command: click.Command, args: list[str]) -> None:
+    """Run one stage command; its failure (with its message) ends the audit."""
+    try:
+        command.main(args, standalone_mode=False)
+    except click.ClickException:
+        raise
+    except SystemExit as exc:
+        if exc.code:
+            raise click.ClickException(f"`mirage {command.name}` exited {exc.code}; see its messages above") from None
