@@ -4,7 +4,7 @@
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
 
-.PHONY: install demo test lite
+.PHONY: install demo test lite pull resume
 
 install:
 	# torch pinned so CPU machines take the CPU build (an unpinned torch pulls a multi-GB CUDA build)
@@ -21,3 +21,14 @@ lite:
 
 test: install
 	$(PYTHON) -m pytest
+
+# A release may hold only some slices: pull what exists, then list what it lacks (exit 0 either way).
+pull:
+	dvc pull --allow-missing
+	$(PYTHON) -m mirage dvc-yaml --absent
+
+# After a kill (a lock left behind, jobs half-done): `make resume SLICE=lite`. Generation resumes from the store.
+SLICE ?= demo
+resume:
+	snakemake --unlock $(if $(filter full,$(SLICE)),all,$(SLICE))
+	snakemake --cores all --rerun-incomplete $(if $(filter full,$(SLICE)),all,$(SLICE))

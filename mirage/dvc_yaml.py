@@ -97,6 +97,14 @@ def build(params: Params) -> dict[str, Any]:
     }
 
 
+def absent_outputs(dvc_file: Path) -> list[tuple[str, str]]:
+    """(stage, path) of every declared output that is not in the workspace (a partial release lacks them)."""
+    stages = yaml.safe_load(dvc_file.read_text(encoding="utf-8"))["stages"]
+    root = dvc_file.parent
+    return [(name, path) for name, stage in stages.items() for out in stage.get("outs", [])
+            for path in [next(iter(out)) if isinstance(out, dict) else out] if not (root / path).exists()]
+
+
 def render_yaml(params: Params) -> str:
     return HEADER + yaml.safe_dump(build(params), sort_keys=False, width=120)
 
@@ -105,9 +113,16 @@ def render_yaml(params: Params) -> str:
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--out", type=click.Path(dir_okay=False), default="dvc.yaml", show_default=True, help="File to write or check.")
 @click.option("--check", is_flag=True, help="Do not write: exit 1 if the file differs from what would be written.")
-def dvc_yaml(params_path: str, out: str, check: bool) -> None:
+@click.option("--absent", is_flag=True, help="Do not write: list the outputs of OUT missing from the workspace (after a pull).")
+def dvc_yaml(params_path: str, out: str, check: bool, absent: bool) -> None:
     """Write dvc.yaml from the artefact contract (mirage/artefacts.py) and the slices of params.yaml."""
     from mirage.io import atomic_write
+
+    if absent:
+        missing = absent_outputs(Path(out))
+        click.echo(f"{len(missing)} output(s) of {out} absent from the remotes and the workspace"
+                   + "".join(f"\n  {stage}: {path}" for stage, path in missing))
+        return
 
     try:
         text = render_yaml(load_params(params_path))

@@ -104,5 +104,8 @@ def render(params_path: str, corpus_path: str, harness_dir: str, news: str, miti
     demo = int(counts["demo"].sum()) if len(counts) else 0
     sizes = ", ".join(f"{k} {len(v)}" for k, v in pools.items())
     click.echo(f"news pools at eval_date {p.rag.eval_date}: {sizes}")
-    click.echo(f"wrote {total} requests ({slice_name}) to {out}: " + ", ".join(f"{c} {len(cr)}" for c, cr in written.items()))
-    click.echo(f"demo slice: {demo} requests")
+    distinct = {c: len({r["request_id"] for r in cr}) for c, cr in written.items()}
+    click.echo(f"wrote {total} request rows ({sum(distinct.values())} distinct requests) for slice {slice_name} to {out}: "
+               + ", ".join(f"{c} {len(cr)} rows / {distinct[c]} requests" for c, cr in written.items()))
+    click.echo(f"demo slice: {demo} request rows. A request row is prompt x condition x pool x mitigation; rows with the same "
+               "input share one request; `mirage estimate` and `mirage generate` count samples and calls from these.")

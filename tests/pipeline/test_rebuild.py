@@ -74,6 +74,7 @@ def test_demo_push_clone_pull_rebuilds_without_requests(scratch):
     sh(["dvc", "push", "--with-deps", "demo"], repo)
     sh(["git", "add", "-A"], repo)
     sh(["git", "commit", "-qm", "demo run"], repo)
+    scratch["pushed"] = True
     assert any((base / "remote" / "completions").rglob("*")), "completions went to their own remote"
 
     clone = base / "clone"
@@ -90,6 +91,19 @@ def test_demo_push_clone_pull_rebuilds_without_requests(scratch):
     assert logs.count("sent 0 sample(s)") == 3, "each generation job found every key in the pulled store"
     assert digest(list((clone / "results/metrics/demo").glob("*"))) == metrics
     assert digest(list((clone / "results/figures/demo").glob("*.png"))) == figures
+    # every DVC output of the stage (store, views, labels, metrics, figures, tables, report, probe) came out identical
+    assert "up to date" in sh(["dvc", "status", "demo"], clone).lower()
+
+
+def test_partial_release_pulls_what_exists_and_names_what_is_absent(scratch):
+    """A release that holds only the demo: `make pull` exits 0, fetches the demo and lists the lite/full outputs absent."""
+    base, repo = scratch["base"], scratch["repo"]
+    assert scratch.get("pushed"), "runs after the push test, which made the demo-only release"
+    clone = base / "partial"
+    sh(["git", "clone", "-q", str(repo), str(clone)], base)
+    out = sh(["make", "pull"], clone)
+    assert (clone / "results/report/demo/index.html").exists()
+    assert "absent from the remotes" in out and "results/report/lite" in out and "results/report/demo" not in out.split("absent")[1]
 
 
 def test_one_metrics_parameter_reruns_only_metrics_and_report(scratch):

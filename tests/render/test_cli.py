@@ -38,7 +38,7 @@ def test_counts_the_paper_implies(rendered, corpus_rows):
     assert {m for c, p, m in table if c != "C3"} == MITIGATIONS | {"none"}
     assert all(table[("C1", p, "none")] == 1000 for p in POOLS)
     assert {r["language"] for r in rows["C2"]} == {"en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"}
-    assert f"wrote {len(all_rows(rows))} requests (full)" in output
+    assert f"wrote {len(all_rows(rows))} request rows (" in output and "for slice full" in output
     csv = (out / "counts.csv").read_text().splitlines()
     assert csv[0] == "condition,rag_pool,mitigation,language,demo,lite,full"
     assert sum(int(line.split(",")[-1]) for line in csv[1:]) == len(all_rows(rows))
