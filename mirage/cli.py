@@ -46,7 +46,7 @@ def cli() -> None:
     (C2), agentic decisions (C3) and time-coupled retrieval.
 
     Stages, in pipeline order: corpus -> render -> generate -> label -> metrics -> report.
-    Every stage reads and writes files under results/ and takes its settings from params.yaml.
+    Every stage reads and writes the files of mirage/artefacts.py and takes its settings from params.yaml.
     """
 
 

@@ -38,7 +38,7 @@ def count_table(rows: list[dict]) -> str:
 @click.option("--check", "check_path", type=click.Path(dir_okay=False), is_flag=False, flag_value="", default=None,
               help="Only validate: an existing prompts JSONL (path, or --out when given without a value).")
 def corpus(params_path: str, data_dir: str, out: str, check_path: str | None) -> None:
-    """Build results/corpus/prompts.jsonl: 6 templates x 200 base prompts x 5 identity variants,
+    """Build the prompt table: 6 templates x 200 base prompts x 5 identity variants,
     plus the Arabic parallel subset, with stratified lite/test splits.
 
     The Stage-2 validator runs on every build; any rejected pair is listed with its reason and

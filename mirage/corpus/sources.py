@@ -1,4 +1,4 @@
-"""Load the corpus sources under data/: identities, lexicons, templates (T1-T6) and harness case files."""
+"""Load the corpus sources (the data folder): identities, lexicons, templates (T1-T6) and harness case files."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 (run), and the view rows they yield (view). Shared by `mirage generate`, the LLM judge and `mirage estimate`.
 
 Vocabulary (printed by every stage that counts): a *request row* is one prompt x condition x pool x mitigation
-row of results/requests; a *request* is a distinct input (rows with identical inputs share a `request_id` and
+row of the rendered requests; a *request* is a distinct input (rows with identical inputs share a `request_id` and
 are sent once); a *sample* is one of n independent draws of a request; a *call* is one model invocation, and
 an M4 (critique-and-revise) sample takes two calls, one per *turn*, the second keyed on the stored first.
 Only calls missing from the content-addressed store are sent; errored calls are retried, up to

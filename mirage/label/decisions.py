@@ -1,4 +1,4 @@
-"""C3 decision parsing: harness definitions from data/harnesses/H*.yaml, normalised to s in [0, 1]."""
+"""C3 decision parsing: harness definitions from the H*.yaml harness files, normalised to s in [0, 1]."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class Harness:
 
 
 def load_harnesses(data_dir: str | Path = "data") -> dict[str, Harness]:
-    """Every data/harnesses/H*.yaml, keyed by harness id."""
+    """Every harnesses/H*.yaml under `data_dir`, keyed by harness id."""
     out = {}
     for path in sorted(Path(data_dir, "harnesses").glob("H*.yaml")):
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""Turn generation rows into label rows (docs/artefacts.md, results/labels/{model}/{slice}.jsonl)."""
+"""Turn generation rows into label rows (the label files of docs/artefacts.md)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def is_violence_term(tok: str) -> bool:
 
 @lru_cache(maxsize=4)
 def identity_forms(data_dir: str = "data") -> frozenset[str]:
-    """Lower-cased single-word identity surface forms of every identity (data/identities.yaml)."""
+    """Lower-cased single-word identity surface forms of every identity (identities.yaml)."""
     forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
     words: set[str] = set()
     for langs in forms.values():

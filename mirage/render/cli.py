@@ -1,4 +1,4 @@
-"""`mirage render`: write results/requests/{C1,C2,C3}.jsonl, the count table and a manifest."""
+"""`mirage render`: write the requests of each condition (C1, C2, C3), the count table and a manifest."""
 
 from __future__ import annotations
 

@@ -60,5 +60,5 @@ class Request:
         return f"{self.prompt}{RESPONSE_MARK}\n\n{self.followup}\n\n{self.completion_cue}"
 
     def fields(self) -> dict:
-        """The request columns of a results/requests row."""
+        """The request columns of a rendered request row."""
         return {"prompt": self.prompt, "messages": self.messages, "followup": self.followup, "followup_prompt": self.followup_prompt}

@@ -39,7 +39,7 @@ class MitigationTexts(BaseModel):
 
 
 class Harness(BaseModel):
-    """The parts of data/harnesses/H*.yaml that `mirage render` uses (other keys are ignored)."""
+    """The parts of a harness file (H*.yaml) that `mirage render` uses (other keys are ignored)."""
 
     model_config = ConfigDict(extra="ignore")
 
