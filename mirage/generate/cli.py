@@ -41,7 +41,7 @@ def write_marker(path: Path, store, run, plan) -> None:
     from mirage.io import write_json
 
     t1, t2 = run.turns()
-    used = Counter(store.shard_of[k] for k in [*t1, *t2] if k in store.done)
+    used = Counter(store.shard_of(k) for k in [*t1, *t2] if k in store.done)
     write_json(path, {"model": run.name, "revision": run.spec.revision, "calls": plan.calls,
                       "records_by_shard": dict(sorted(used.items())), "missing": plan.calls - sum(used.values())})
 

@@ -1,10 +1,22 @@
 """Content-addressed, append-only completion store.
 
-Each writer process appends to its own shard `{store}/{partition}/{host}-{pid}-{random}.jsonl` (the
-partition is the slice, so each DVC stage owns its own folder), one JSON record
-per line, flushed and fsynced per record, so a kill at any moment loses at most the line being
-written. Readers union all shards, ignore a truncated last line, and return one record per key (a deterministic pick if two writers both finished it).
-A record with `error` set is kept for the log but does not count as done: its key is retried.
+Layout: each writer process appends to its own shard `{store}/{partition}/{host}-{pid}-{random}.jsonl` (the
+partition is the slice, so each DVC stage owns its own folder), one canonical JSON record per line, and, after
+each record, one line `{offset} {length} {d|e} {key}` to the shard's key index `{same name}.keys` (d = done,
+e = error). Readers union all shards of all partitions and return one record per key (a deterministic pick if
+two writers both finished it). A record with `error` set is kept for the log but does not count as done: its
+key is retried.
+
+Opening reads only the key indexes (about 60 bytes a record), then parses just the shard bytes past the last
+indexed record; records themselves are read from disk when asked for. Shards without a `.keys` file (stores
+written before the index existed) are read in full, so old stores stay readable.
+
+Durability: every record is written with one `write(2)` before `append` returns, so a killed process
+(`kill -9`, OOM, a preempted job) loses only the records still in flight. The OS is asked to flush to disk
+(`fsync`, shard first, then its index) at most every `SYNC_INTERVAL_S` seconds and on `close()`, so a
+machine crash or power cut can lose at most the last second of records; they are then regenerated, because
+readers trust only what is on disk. A last line cut anywhere (a killed write, inside a multi-byte UTF-8
+character too) is skipped; an index line that disagrees with its shard makes the reader fall back to the shard.
 """
 
 from __future__ import annotations
@@ -12,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +34,8 @@ from mirage.hashing import content_hash
 from mirage.io import DataError, dumps
 
 SEED_MODULUS = 2**31 - 1
+SYNC_INTERVAL_S = 1.0
+_SHARD_BITS = 24  # a record's location packs (offset, shard number) into one int: offset << 24 | shard
 
 
 def sample_seed(root_seed: int, request_id: str, sample_index: int) -> int:
@@ -37,19 +52,42 @@ def sample_key(provider: str, model_id: str, revision: str | None, sent: dict[st
     }, length=32)
 
 
-@dataclass
+class Records(Mapping[str, dict]):
+    """Read-only key -> record mapping; membership is in memory, records are read from their shard on access."""
+
+    def __init__(self, store: "Store") -> None:
+        self._store = store
+        self._loc: dict[str, int] = {}
+
+    def __getitem__(self, key: str) -> dict:
+        return self._store._read(self._loc[key])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._loc
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loc)
+
+    def __len__(self) -> int:
+        return len(self._loc)
+
+
 class Store:
     """One model's store folder. `done` maps key -> successful record; `failed` key -> last error record;
-    `attempts` key -> number of failed calls recorded (the give-up rule counts them)."""
+    `attempts` key -> failed calls recorded for it (the give-up rule counts them)."""
 
-    root: Path
-    partition: str | None = None
-    done: dict[str, dict] = field(default_factory=dict)
-    failed: dict[str, dict] = field(default_factory=dict)
-    attempts: dict[str, int] = field(default_factory=dict)
-    shard_of: dict[str, str] = field(default_factory=dict)
-    _fh: Any = None
-    _shard: str = ""
+    def __init__(self, root: Path, partition: str | None = None) -> None:
+        self.root, self.partition = Path(root), partition
+        self.done, self.failed = Records(self), Records(self)
+        self.attempts: dict[str, int] = {}
+        self._shards: list[Path] = []
+        self._readers: dict[int, Any] = {}
+        self._fd: int | None = None
+        self._fd_path = ""
+        self._keys_fd: int | None = None
+        self._shard_no = -1
+        self._offset = 0
+        self._synced = 0.0
 
     @classmethod
     def open(cls, root: str | os.PathLike, partition: str | None = None) -> "Store":
@@ -59,54 +97,96 @@ class Store:
         return store
 
     def reload(self) -> None:
-        self.done.clear()
-        self.failed.clear()
+        self._close_readers()
+        self.done._loc.clear()
+        self.failed._loc.clear()
         self.attempts.clear()
-        self.shard_of.clear()
+        self._shards = []
         if not self.root.exists():
             return
         shards = [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
         for shard in sorted(shards):
-            rel = shard.relative_to(self.root).as_posix()
-            for rec in _read_shard(shard):
-                self._index(rec, rel)
+            self._shards.append(shard)
+            for offset, ok, key in _scan(shard):
+                self._index(key, ok, offset << _SHARD_BITS | len(self._shards) - 1)
+        if self._fd is not None:  # our own shard is among them: keep appending to it
+            self._shard_no = self._shards.index(Path(self._fd_path))
 
-    def _index(self, rec: dict, shard: str) -> None:
-        key = rec["key"]
-        if rec.get("error") is None:
-            old = self.done.get(key)
+    def _index(self, key: str, ok: bool, loc: int) -> None:
+        done, failed = self.done._loc, self.failed._loc
+        if ok:
+            old = done.get(key)
             # Two concurrent writers may both finish a key: keep one, independent of shard order.
-            if old is None or _order(rec) < _order(old):
-                self.done[key] = rec
-                self.shard_of[key] = shard
-            self.failed.pop(key, None)
+            if old is None or _order(self._read(loc)) < _order(self._read(old)):
+                done[key] = loc
+            failed.pop(key, None)
         else:
             self.attempts[key] = self.attempts.get(key, 0) + 1
-            if key not in self.done:
-                self.failed[key] = rec
+            if key not in done:
+                failed[key] = loc
 
     def append(self, rec: dict) -> None:
-        """Durably append one record (own shard, flush + fsync) and index it."""
-        if "key" not in rec:
-            raise ValueError("store records need a 'key'")
-        if self._fh is None:
-            self.write_dir.mkdir(parents=True, exist_ok=True)
-            name = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
-            self._fh = open(self.write_dir / name, "a", encoding="utf-8")
-            self._shard = (self.write_dir / name).relative_to(self.root).as_posix()
-        self._fh.write(dumps(rec) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._index(rec, self._shard)
+        """Append one record to this process's shard (one write) and index it; see the module doc on durability."""
+        key = rec.get("key")
+        if not isinstance(key, str) or not key or any(c.isspace() for c in key):
+            raise ValueError("store records need a 'key' string without whitespace")
+        if self._fd is None:
+            self._start_shard()
+        line = (dumps(rec) + "\n").encode("utf-8")
+        ok = rec.get("error") is None
+        offset = self._offset
+        _write_all(self._fd, line, offset)
+        _write_all(self._keys_fd, f"{offset} {len(line)} {'d' if ok else 'e'} {key}\n".encode(), None)
+        self._offset += len(line)
+        self._index(key, ok, offset << _SHARD_BITS | self._shard_no)
+        if time.monotonic() - self._synced >= SYNC_INTERVAL_S:
+            self.sync()
+
+    def sync(self) -> None:
+        """Flush this process's shard, then its index, to disk."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.fsync(self._keys_fd)
+        self._synced = time.monotonic()
+
+    def _start_shard(self) -> None:
+        self.write_dir.mkdir(parents=True, exist_ok=True)
+        path = self.write_dir / f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+        self._fd = os.open(path, flags, 0o644)
+        self._keys_fd = os.open(path.with_suffix(".keys"), flags, 0o644)
+        self._fd_path = str(path)
+        self._shards.append(path)
+        self._shard_no, self._offset, self._synced = len(self._shards) - 1, 0, time.monotonic()
+
+    def _read(self, loc: int) -> dict:
+        shard_no, offset = loc & ((1 << _SHARD_BITS) - 1), loc >> _SHARD_BITS
+        fh = self._readers.get(shard_no)
+        if fh is None:
+            fh = self._readers[shard_no] = open(self._shards[shard_no], "rb")
+        fh.seek(offset)
+        return json.loads(fh.readline())
+
+    def shard_of(self, key: str) -> str:
+        """The shard (relative to the store root) holding the record `done[key]`."""
+        return self._shards[self.done._loc[key] & ((1 << _SHARD_BITS) - 1)].relative_to(self.root).as_posix()
 
     @property
     def write_dir(self) -> Path:
         return self.root / self.partition if self.partition else self.root
 
+    def _close_readers(self) -> None:
+        for fh in self._readers.values():
+            fh.close()
+        self._readers.clear()
+
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        if self._fd is not None:
+            self.sync()
+            os.close(self._fd)
+            os.close(self._keys_fd)
+            self._fd = self._keys_fd = None
+        self._close_readers()
 
     def __enter__(self) -> "Store":
         return self
@@ -114,27 +194,85 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __del__(self) -> None:
+        self._close_readers()
+
+
+def _write_all(fd: int, data: bytes, rollback_to: int | None) -> None:
+    """Write all of `data`; on failure (disk full) cut the shard back to `rollback_to` so no torn line stays."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:
+        if rollback_to is not None:
+            os.ftruncate(fd, rollback_to)
+        raise
+
 
 def _order(rec: dict) -> tuple[str, str]:
     """Earliest `created` first, then canonical JSON: a deterministic choice among duplicate successes."""
     return rec.get("created", ""), dumps(rec)
 
 
-def _read_shard(path: Path) -> list[dict]:
-    """Records of one shard; a final line without newline that does not parse is a killed write and is skipped."""
-    data = path.read_text(encoding="utf-8")
-    lines = data.split("\n")
-    out = []
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
+def _scan(shard: Path) -> list[tuple[int, bool, str]]:
+    """(offset, done?, key) of every record of a shard: from its key index, then from the shard bytes past it."""
+    keys = shard.with_suffix(".keys")
+    indexed = _read_index(keys) if keys.exists() else None
+    if indexed is None or (indexed[1] and not _ends_line(shard, indexed[1])):
+        return _parse(shard, 0)  # no index (an older store), or one that disagrees with its shard (crash)
+    entries, start = indexed
+    return entries + _parse(shard, start)
+
+
+def _read_index(path: Path) -> tuple[list[tuple[int, bool, str]], int] | None:
+    """Complete lines of a key index and the shard offset they cover up to (a cut last line is ignored);
+    None if the index is not a consistent run of records."""
+    data = path.read_bytes()
+    entries, end = [], 0
+    try:
+        for line in data[:data.rfind(b"\n") + 1].decode("utf-8").split("\n")[:-1]:
+            offset, length, status, key = line.split(" ", 3)
+            if int(offset) != end or status not in ("d", "e"):
+                return None
+            entries.append((end, status == "d", key))
+            end += int(length)
+    except ValueError:
+        return None
+    return entries, end
+
+
+def _ends_line(shard: Path, offset: int) -> bool:
+    with open(shard, "rb") as fh:
+        fh.seek(offset - 1)
+        return fh.read(1) == b"\n"
+
+
+def _parse(shard: Path, start: int) -> list[tuple[int, bool, str]]:
+    """Parse the shard from byte `start`; a final line without newline that does not parse is a killed write."""
+    with open(shard, "rb") as fh:
+        fh.seek(start)
+        data = fh.read()
+    out, offset = [], start
+    lines = data.split(b"\n")
+    for i, raw in enumerate(lines):
+        here, offset = offset, offset + len(raw) + 1
+        if not raw.strip():
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if lineno == len(lines):  # no trailing newline: the write was cut off
+            rec = json.loads(raw)
+        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+            if i == len(lines) - 1:  # no trailing newline: the write was cut off
                 continue
-            raise DataError(f"{path}:{lineno}: corrupt store record ({exc.msg})") from None
-        if not isinstance(rec, dict) or "key" not in rec:
-            raise DataError(f"{path}:{lineno}: store record without a 'key'")
-        out.append(rec)
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8"
+            raise DataError(f"{shard}:{_lineno(shard, here)}: corrupt store record ({why})") from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("key"), str):
+            raise DataError(f"{shard}:{_lineno(shard, here)}: store record without a 'key'")
+        out.append((here, rec.get("error") is None, rec["key"]))
     return out
+
+
+def _lineno(shard: Path, offset: int) -> int:
+    """1-based line number of the line starting at byte `offset` (for error messages)."""
+    with open(shard, "rb") as fh:
+        return fh.read(offset).count(b"\n") + 1

@@ -1,3 +1,6 @@
+import shutil
+from pathlib import Path
+
 import pytest
 
 from mirage.generate.params import GenerateParams, ModelSpec, default_models
@@ -79,3 +82,76 @@ def test_params_validation_names_allowed_values():
         GenerateParams(max_tokens={"C1": 10, "C3": 10})
     with pytest.raises(ValueError, match="chat"):
         ModelSpec(provider="anthropic", mode="completion")
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ARABIC = {"key": "kar", "text": "لا أعرف — نص عربي ✓", "error": None, "created": "2026-01-01T00:00:09Z"}
+
+
+def test_store_written_by_the_previous_format_stays_readable(tmp_path):
+    """Shards without a key index (written before it existed) are read in full; appending adds indexed shards."""
+    root = tmp_path / "store"
+    shutil.copytree(FIXTURES / "store_v0", root)
+    s = Store.open(root, partition="demo")
+    assert sorted(s.done) == ["kaaaa", "kbbbb", "kcccc"] and sorted(s.failed) == ["kdddd"]
+    assert s.done["kaaaa"]["text"] == "لا أعرف — نص عربي" and s.done["kbbbb"]["text"] == "retried ✓"
+    assert s.failed["kdddd"]["error"] == "timeout"
+    with s:
+        s.append({"key": "keeee", "text": "new", "error": None})
+        assert s.done["keeee"]["text"] == "new"
+    assert len(list(root.glob("demo/*.keys"))) == 1
+    again = Store.open(root)
+    assert sorted(again.done) == ["kaaaa", "kbbbb", "kcccc", "keeee"]
+    assert {k: again.done[k] for k in again.done} == {**{k: s.done[k] for k in s.done}}
+
+
+def test_torn_last_line_at_every_byte_offset_is_skipped(tmp_path):
+    """A kill can cut the last record anywhere, inside a multi-byte UTF-8 character too; readers skip it."""
+    src = tmp_path / "src"
+    with Store.open(src) as s:
+        s.append({"key": "kfirst", "text": "أول", "error": None})
+        s.append(ARABIC)
+    (shard,) = src.glob("*.jsonl")
+    data, index = shard.read_bytes(), shard.with_suffix(".keys").read_bytes()
+    first_end = data.index(b"\n") + 1
+    assert len(data[first_end:].decode()) < len(data) - first_end  # the record holds multi-byte characters
+    for cut in range(first_end, len(data)):
+        for with_index in (False, True):
+            root = tmp_path / f"cut{cut}{with_index}"
+            root.mkdir()
+            (root / "w.jsonl").write_bytes(data[:cut])
+            if with_index:  # the index may be ahead of its shard (crash) or itself cut
+                (root / "w.keys").write_bytes(index[: len(index) - (cut % 7)])
+            s = Store.open(root)
+            whole = cut == len(data) - 1  # only the newline is missing: the record is complete and kept
+            assert list(s.done) == ["kfirst", "kar"][: 1 + whole], (cut, with_index)
+            assert s.done["kfirst"]["text"] == "أول"
+            with s:  # and the store keeps working: the torn key is retried and lands in a new shard
+                s.append(ARABIC)
+            assert Store.open(root).done["kar"] == ARABIC
+            shutil.rmtree(root)
+
+
+def test_index_is_used_and_disagreeing_index_falls_back_to_the_shard(tmp_path):
+    with Store.open(tmp_path) as s:
+        for i in range(5):
+            s.append({"key": f"k{i}", "text": f"t{i}", "error": None if i % 2 == 0 else "HTTP 500"})
+    (keys,) = tmp_path.glob("*.keys")
+    lines = keys.read_text().splitlines()
+    assert [ln.split(" ")[2:] for ln in lines] == [["d", "k0"], ["e", "k1"], ["d", "k2"], ["e", "k3"], ["d", "k4"]]
+    keys.write_text("\n".join(lines[:2]) + "\n")  # index behind its shard: the rest is parsed from the shard
+    s = Store.open(tmp_path)
+    assert sorted(s.done) == ["k0", "k2", "k4"] and sorted(s.failed) == ["k1", "k3"]
+    keys.write_text("0 5 d kX\n")  # an index that does not match the shard is ignored
+    assert sorted(Store.open(tmp_path).done) == ["k0", "k2", "k4"]
+
+
+def test_corrupt_or_non_utf8_line_before_the_end_is_a_clear_error(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"key": "k1", "error": null}\n{"key": "\xff\xfe"}\n{"key": "k3"}\n')
+    with pytest.raises(DataError, match=r"a\.jsonl:2: corrupt store record \(not UTF-8\)"):
+        Store.open(tmp_path)
+
+
+def test_keys_must_be_strings_without_whitespace(tmp_path):
+    with Store.open(tmp_path) as s, pytest.raises(ValueError, match="key"):
+        s.append({"key": "a b", "error": None})

@@ -30,9 +30,11 @@ class AnthropicProvider(Provider):
     def client(self, async_: bool = True) -> Any:
         import anthropic
 
-        cls = anthropic.AsyncAnthropic if async_ else anthropic.Anthropic
-        return cls(api_key=self.api_key or "unused", base_url=self.spec.base_url, max_retries=self.spec.max_retries,
-                   timeout=self.spec.timeout_s)
+        common = {"api_key": self.api_key or "unused", "base_url": self.spec.base_url,
+                  "max_retries": self.spec.max_retries, "timeout": self.spec.timeout_s}
+        if not async_:
+            return anthropic.Anthropic(**common)
+        return anthropic.AsyncAnthropic(**common, http_client=anthropic.DefaultAioHttpClient(timeout=self.spec.timeout_s))
 
     def params(self, s: Sample) -> dict[str, Any]:
         """Messages API parameters for one sample (live and batch path)."""
@@ -55,19 +57,29 @@ class AnthropicProvider(Provider):
 
             start = time.perf_counter()
             try:
-                body = self.params(s)
-                # Sampling settings go in extra_body: recent SDKs dropped them from the typed signature,
-                # while the pinned claude-opus-4-20250514 snapshot still accepts them on the wire.
-                sampling = {k: body.pop(k) for k in ("temperature", "top_p") if k in body}
-                resp = await client.messages.create(**body, extra_body=sampling)
+                # The body as built here goes through the SDK's generic `post` (retries, auth, typed errors)
+                # and is parsed as plain JSON: temperature/top_p stay on the wire although recent SDKs dropped
+                # them from the typed signature, and the typed layers' ~1 ms CPU a request is saved.
+                resp = await client.post("/v1/messages", body=self.params(s), cast_to=_raw_response_type())
+                data = json.loads(await resp.aread())
             except anthropic.APIStatusError as exc:
                 return Result.failure(f"HTTP {exc.status_code}: {exc.message}", time.perf_counter() - start,
                                       exc.response.headers.get("request-id"))
             except anthropic.APIError as exc:
                 return Result.failure(f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-            return parse_message(resp.model_dump(), time.perf_counter() - start, getattr(resp, "_request_id", None))
+            except ValueError as exc:
+                return Result.failure(f"malformed response: {exc}", time.perf_counter() - start,
+                                      resp.headers.get("request-id"))
+            return parse_message(data, time.perf_counter() - start, resp.headers.get("request-id"))
 
         run_bounded(samples, self.client, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute)
+
+
+def _raw_response_type() -> type:
+    """The HTTP response class the SDK returns unparsed (anthropic 2.x ships httpx as `httpx2`)."""
+    from anthropic import _base_client
+
+    return (getattr(_base_client, "httpx2", None) or _base_client.httpx).Response
 
 
 class AnthropicBatch(BatchJob):
