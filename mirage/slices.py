@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mirage.generate.params import Condition
+
 SliceName = Literal["demo", "lite", "full"]
 SLICE_NAMES: tuple[str, ...] = ("demo", "lite", "full")
 PAPER_MODELS = ["gpt-4o", "claude-opus-4", "gemini-1.5-pro", "llama-3.3-70b", "qwen2.5-72b", "deepseek-v3"]
@@ -21,7 +23,7 @@ class SliceParams(BaseModel):
 
     models: list[str] = Field(default_factory=lambda: list(PAPER_MODELS), description="Registry names of the models run on this slice.")
     n_samples: int | None = Field(None, ge=1, description="Samples per request; null = protocol (generate.n_samples).")
-    max_tokens: dict[str, int] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
+    max_tokens: dict[Condition, int] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
 
 
 class SlicesParams(BaseModel):
