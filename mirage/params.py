@@ -46,8 +46,10 @@ class Params(BaseModel):
 
     @model_validator(mode="after")
     def _slice_models_in_registry(self) -> "Params":
+        """Models a slice names explicitly must be registry entries (defaults are checked when the slice runs)."""
         for name in SlicesParams.model_fields:
-            unknown = [m for m in getattr(self.slices, name).models if m not in self.models]
+            sl = getattr(self.slices, name)
+            unknown = [m for m in sl.models if m not in self.models] if "models" in sl.model_fields_set else []
             if unknown:
                 raise ValueError(f"slices.{name}.models: unknown model(s) {', '.join(unknown)}; "
                                  f"registry (models:) has {', '.join(sorted(self.models))}")
@@ -79,7 +81,7 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
             allowed = _allowed_keys(Params, err["loc"])
             msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
         given = err.get("input")
-        shown = "" if err["type"] in ("extra_forbidden", "missing") else f" (got {given!r})"
+        shown = "" if err["type"] in ("extra_forbidden", "missing") or not err["loc"] else f" (got {given!r})"
         lines.append(f"  - {key}: {msg}{shown}")
     return "\n".join(lines)
 
