@@ -76,7 +76,7 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
     lines = [f"{source}: {exc.error_count()} invalid value(s)"]
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(Params, err["loc"])
             msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
