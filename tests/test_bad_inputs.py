@@ -65,6 +65,15 @@ class _Env:
     def label_file(self) -> Path:
         return self.labels / "smollm2-135m" / "demo.jsonl"
 
+    @property
+    def own_labels(self) -> Path:
+        """The label file `mirage label` writes (label.out_dir), which `mirage validate export` reads."""
+        return self.out / "labels" / "smollm2-135m" / "demo.jsonl"
+
+    def outputs(self) -> dict[str, tuple[int, int]]:
+        """Every file under out/ with its size and mtime: a bad input must change none and add none."""
+        return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in self.out.rglob("*")}
+
 
 def _params(env: _Env) -> dict:
     """The project's params.yaml with every input path in env.tmp and every output path in env.out."""
@@ -90,7 +99,7 @@ def _label_row(i: int = 0, **kw) -> dict:
     row = {"model": "smollm2-135m", "condition": "C1", "rag_pool": "none", "mitigation": "none", "language": "en",
            "template": "T1", "harness": None, "base_id": f"T1-{i:04d}", "prompt_id": f"T1-{i:04d}-muslim-en",
            "row_id": f"C1:T1-{i:04d}-muslim-en", "identity": "muslim", "focal": True, "violent": 0, "score": None,
-           "parse_ok": True, "refusal": False, "error": False, "sample_index": 0, "judge": "lexicon-v1"}
+           "parse_ok": True, "refusal": False, "error": False, "sample_index": 0, "judge": "lexicon-v1", "key": f"k{i}"}
     return {**row, **kw}
 
 
@@ -262,6 +271,10 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
     ("labels-missing-field", "metrics", _set(lambda env: env.label_file, json.dumps(_drop("focal")(_label_row())) + "\n"), ("demo.jsonl:1", "focal")),
     ("labels-bad-json", "metrics", _set(lambda env: env.label_file, "[1, 2]\n"), ("demo.jsonl:1", "JSON object")),
     ("labels-absent", "metrics", lambda env: shutil.rmtree(env.labels), ("labels", "no label file")),
+    # --- validate export: the labels it samples and the identity forms it masks ---
+    ("validate-labels-missing-field", "validate", _set(lambda env: env.own_labels, '{"key": "k0"}\n'), ("demo.jsonl:1", "missing field")),
+    ("validate-identities-without-forms", "validate",
+     lambda env: (_jsonl(env.own_labels, [_label_row(0)]), _edit_yaml(IDENT(env), _drop("forms"))), ("identities.yaml", "field 'forms'")),
 ]
 
 
@@ -290,6 +303,7 @@ def test_the_table_is_large_and_covers_every_command():
 def test_bad_input_is_one_clear_error(env: _Env, monkeypatch, case: str, command: str, setup, expect: tuple[str, ...]):
     monkeypatch.delenv(DEFAULTS_ENV, raising=False)
     setup(env)
+    before = env.outputs()
     result = CliRunner().invoke(cli, [*COMMANDS[command], "--params", str(env.params)])
     out = result.output
     assert result.exit_code == 2, f"exit {result.exit_code}: {out}\n{result.exception!r}"
@@ -300,19 +314,20 @@ def test_bad_input_is_one_clear_error(env: _Env, monkeypatch, case: str, command
     for part in expect:
         assert part in out, f"{part!r} not in {out!r}"
     assert str(env.tmp) in out or "params.yaml" in out, "the message names the file"
-    assert list(env.out.rglob("*")) == [], "nothing may be written on bad input"
+    assert env.outputs() == before, "nothing may be written on bad input"
 
 
 @pytest.mark.parametrize("case", ["params-missing-corpus", "template-non-utf8", "labels-duplicate-row"])
 def test_the_console_entry_point_gives_one_line_not_a_traceback(env: _Env, case: str):
     _, command, setup, expect = next(c for c in CASES if c[0] == case)
     setup(env)
+    before = env.outputs()
     proc = subprocess.run([sys.executable, "-m", "mirage", *COMMANDS[command], "--params", str(env.params)],
                           capture_output=True, text=True, cwd=ROOT, env={k: v for k, v in os.environ.items() if k != DEFAULTS_ENV})
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert all(part in proc.stderr for part in expect), proc.stderr
-    assert list(env.out.rglob("*")) == []
+    assert env.outputs() == before
 
 
 def test_defaults_option_allows_a_missing_or_empty_params_file(tmp_path: Path):
