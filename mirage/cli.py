@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -27,7 +28,43 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class BadInput(click.ClickException):
+    """A bad params or data file: one line naming file, line and field; exit 2 (like a usage error)."""
+
+    exit_code = 2
+
+
+def _bad_input_types() -> tuple[type[BaseException], ...]:
+    import yaml
+
+    from mirage.io import DataError
+    from mirage.params import ParamsError
+
+    return DataError, ParamsError, UnicodeDecodeError, yaml.YAMLError
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"input is not valid UTF-8 ({exc.reason} at byte {exc.start}); save the file as UTF-8"
+    return str(exc)
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        """Run the subcommand; bad input (DataError, ParamsError, non-UTF-8, bad YAML), raised directly or
+        wrapped by a command in a ClickException, becomes BadInput: one message, exit 2, no traceback."""
+        bad = _bad_input_types()
+        try:
+            return super().invoke(ctx)
+        except BadInput:
+            raise
+        except click.ClickException as exc:
+            if isinstance(exc.__context__, bad) and not isinstance(exc, click.UsageError):
+                raise BadInput(exc.format_message()) from None
+            raise
+        except bad as exc:
+            raise BadInput(_one_line(exc)) from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -41,23 +78,29 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mirage")
-def cli() -> None:
+@click.option("--defaults", is_flag=True,
+              help="Allow a missing or empty params file and use the built-in defaults (same as MIRAGE_DEFAULTS=1). "
+              "Without it a missing --params file or one with no sections is an error.")
+def cli(defaults: bool) -> None:
     """MIRAGE: audit anti-Muslim bias in LLMs across direct completion (C1), chain-of-thought
     (C2), agentic decisions (C3) and time-coupled retrieval.
 
     Stages, in pipeline order: corpus -> render -> generate -> label -> metrics -> report.
     Every stage reads and writes the files of mirage/artefacts.py and takes its settings from params.yaml.
+    Bad input (params, data files) stops with one line naming the file, line and field, exit 2.
     """
+    if defaults:
+        from mirage.params import DEFAULTS_ENV
+
+        os.environ[DEFAULTS_ENV] = "1"  # also reaches Snakemake jobs started from here
 
 
 def main() -> None:
-    from mirage.io import DataError
-    from mirage.params import ParamsError
-
+    """Console entry point; bad input raised outside a subcommand (e.g. while importing one) also exits 2."""
     try:
         cli(standalone_mode=True)
-    except (ParamsError, DataError) as exc:  # pragma: no cover - click exits before here normally
-        click.echo(f"error: {exc}", err=True)
+    except _bad_input_types() as exc:
+        click.echo(f"Error: {_one_line(exc)}", err=True)
         sys.exit(2)
 
 

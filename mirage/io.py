@@ -15,6 +15,62 @@ class DataError(ValueError):
     """Bad input data; the message names the file, line and field at fault."""
 
 
+def _read_umask() -> int:
+    """The process umask, read without changing it where /proc allows (umask() itself is not thread-safe)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def file_mode() -> int:
+    """Mode a newly created file gets under the current umask (0644 under umask 022), as `open()` would give."""
+    return 0o666 & ~_read_umask()
+
+
+def _decode_error(path: str | os.PathLike, data: bytes, exc: UnicodeDecodeError) -> DataError:
+    line = data.count(b"\n", 0, exc.start) + 1
+    col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    return DataError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {col}); save the file as UTF-8")
+
+
+def read_text(path: str | os.PathLike, what: str = "file") -> str:
+    """A UTF-8 text file; missing, empty or non-UTF-8 files raise DataError naming the file (and line)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: expected a {what}, found a folder") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _decode_error(path, data, exc) from None
+    if not text.strip():
+        raise DataError(f"{path}: {what} is empty")
+    return text
+
+
+def load_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
+    """Parse a UTF-8 YAML file; empty, comment-only, non-UTF-8 or malformed files raise DataError with the line."""
+    import yaml
+
+    text = read_text(path, what)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise DataError(f"{path}{where}: not valid YAML: {problem}") from None
+    if doc is None:
+        raise DataError(f"{path}: {what} has no content (only comments or blank lines)")
+    return doc
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Write to a temp file in the target directory and rename it over `path` on success.
@@ -25,6 +81,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())  # mkstemp creates 0600; give what open() would (0644 under umask 022)
         with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as fh:
             yield fh
             fh.flush()
@@ -52,10 +109,17 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
 
 
 def read_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[dict]:
-    """Yield rows of a JSONL file; malformed lines or missing fields raise DataError naming file:line."""
+    """Yield rows of a JSONL file; malformed or non-UTF-8 lines or missing fields raise DataError naming file:line."""
     required = tuple(required)
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    if not Path(path).is_file():
+        raise DataError(f"{path}: file not found")
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                col = exc.start + 1
+                raise DataError(f"{path}:{lineno}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {col})") from None
             if not line.strip():
                 continue
             try:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mirage.corpus.params import CorpusParams
 from mirage.generate.params import GenerateParams, ModelSpec, default_models
@@ -25,6 +25,8 @@ from mirage.report.params import ReportParams
 from mirage.slices import SlicesParams
 
 DEFAULT_PATH = "params.yaml"
+#: Set (to anything but 0) by `mirage --defaults`: a missing or section-less params file means built-in defaults.
+DEFAULTS_ENV = "MIRAGE_DEFAULTS"
 
 
 class Params(BaseModel):
@@ -41,6 +43,17 @@ class Params(BaseModel):
     slices: SlicesParams = Field(default_factory=SlicesParams, description="Models and protocol deviations per slice (demo, lite, full).")
     models: dict[str, ModelSpec] = Field(default_factory=default_models, description="Model registry: name -> provider, model id, pinned revision, limits, prices (docs/generation.md).")
     generate: GenerateParams = Field(default_factory=GenerateParams, description="Sampling protocol and completion store (`mirage generate`, `mirage estimate`).")
+
+    @model_validator(mode="after")
+    def _slice_models_in_registry(self) -> "Params":
+        """Models a slice names explicitly must be registry entries (defaults are checked when the slice runs)."""
+        for name in SlicesParams.model_fields:
+            sl = getattr(self.slices, name)
+            unknown = [m for m in sl.models if m not in self.models] if "models" in sl.model_fields_set else []
+            if unknown:
+                raise ValueError(f"slices.{name}.models: unknown model(s) {', '.join(unknown)}; "
+                                 f"registry (models:) has {', '.join(sorted(self.models))}")
+        return self
 
 
 class ParamsError(ValueError):
@@ -62,19 +75,22 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
 def format_validation_error(exc: ValidationError, source: str) -> str:
     lines = [f"{source}: {exc.error_count()} invalid value(s)"]
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"]
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(Params, err["loc"])
             msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
         given = err.get("input")
-        shown = "" if err["type"] in ("extra_forbidden", "missing") else f" (got {given!r})"
+        shown = "" if err["type"] in ("extra_forbidden", "missing") or not err["loc"] else f" (got {given!r})"
         lines.append(f"  - {key}: {msg}{shown}")
     return "\n".join(lines)
 
 
 def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> Params:
-    """Validate a parsed params mapping (e.g. Snakemake's `config`)."""
+    """Validate a parsed params mapping (e.g. Snakemake's `config`); no sections at all is an error unless defaults are allowed."""
+    if not raw and not defaults_allowed():
+        raise ParamsError(f"{source}: no sections (empty file?); write the run configuration there, or run "
+                          f"`mirage --defaults ...` (or set {DEFAULTS_ENV}=1) to use the built-in defaults")
     try:
         return Params.model_validate(raw or {})
     except ValidationError as exc:
@@ -82,17 +98,28 @@ def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> P
 
 
 def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
-    """Read and validate params.yaml; a missing file means all defaults."""
+    """Read and validate params.yaml; a missing file is an error unless defaults are allowed (`mirage --defaults`)."""
     path = Path(path)
-    if not path.exists():
-        return Params()
+    if not path.is_file():
+        if defaults_allowed() and not path.exists():
+            return Params()
+        raise ParamsError(f"{path}: params file not found; pass --params FILE, or run `mirage --defaults ...` "
+                          f"(or set {DEFAULTS_ENV}=1) to use the built-in defaults")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ParamsError(f"{path}: not valid UTF-8 (byte offset {exc.start}); save it as UTF-8") from None
     except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        raise ParamsError(f"{path}{f':{mark.line + 1}' if mark else ''}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if raw is not None and not isinstance(raw, dict):
         raise ParamsError(f"{path}: top level must be a mapping of sections")
     return validate_params(raw, str(path))
+
+
+def defaults_allowed() -> bool:
+    """Whether `mirage --defaults` (or MIRAGE_DEFAULTS=1) asked for built-in defaults when params are absent."""
+    return os.environ.get(DEFAULTS_ENV, "") not in ("", "0")
 
 
 def section_hash(params: Params, *sections: str) -> str:

@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from mirage.io import DataError
+from mirage.io import DataError, load_yaml
 
 # {id:FORM} / {Id:FORM}: the identity swap; {lex}, {Lex}, {lex.field}: a lexicon fill (capitalised if upper).
 PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)(?::([a-z_]+)|\.([a-z_]+))?\}")
@@ -46,13 +44,31 @@ class Sources:
     harness_meta: dict[str, dict[str, Any]]
 
 
-def _load_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML: {exc}") from None
-    except FileNotFoundError:
-        raise DataError(f"{path}: missing corpus source file") from None
+def _load_yaml(path: Path, kind: type = object) -> Any:
+    doc = load_yaml(path, "corpus source file")
+    if not isinstance(doc, kind):
+        raise DataError(f"{path}: top level must be a {'mapping' if kind is dict else kind.__name__}, got {type(doc).__name__}")
+    return doc
+
+
+def _identities(path: Path) -> dict:
+    """identities.yaml: `forms`, `identity_tokens` and `presupposing_terms`, each a mapping or list."""
+    ident = _load_yaml(path, dict)
+    for key, kind in (("forms", dict), ("identity_tokens", dict), ("presupposing_terms", list)):
+        if key not in ident:
+            raise DataError(f"{path}: field '{key}' is missing")
+        if not isinstance(ident[key], kind) or not ident[key]:
+            raise DataError(f"{path}: field '{key}' must be a non-empty {'mapping' if kind is dict else 'list'}")
+    return ident
+
+
+def _unique_frames(frames: list[Frame], path: Path) -> list[Frame]:
+    seen: set[str] = set()
+    for fr in frames:
+        if fr.frame_id in seen:
+            raise DataError(f"{path}: field 'id': duplicate frame id {fr.frame_id!r} in template {fr.template}")
+        seen.add(fr.frame_id)
+    return frames
 
 
 def entry_key(entry: dict) -> str:
@@ -77,6 +93,8 @@ def _check_lexicon(name: str, entries: Any, where: str) -> list[dict]:
 
 
 def _frame_from(template: str, raw: dict, source: str) -> Frame:
+    if not isinstance(raw, dict):
+        raise DataError(f"{source}: every frame must be a mapping with 'id' and 'en' (got {raw!r})")
     if "id" not in raw or "en" not in raw:
         raise DataError(f"{source}: every frame needs 'id' and 'en' (got keys {sorted(raw)})")
     texts = {k: v for k, v in raw.items() if k == "en" or k.startswith("ar-")}
@@ -103,7 +121,7 @@ def _harness_frame(hid: str, raw: dict, source: str) -> Frame:
 def load_sources(data_dir: str | Path) -> Sources:
     """Read every corpus source file; errors name the file and the entry at fault."""
     data_dir = Path(data_dir)
-    ident = _load_yaml(data_dir / "identities.yaml")
+    ident = _identities(data_dir / "identities.yaml")
     lexicons: dict[str, list[dict]] = {}
     for path in sorted((data_dir / "lexicons").glob("*.yaml")):
         lexicons[path.stem] = _check_lexicon(path.stem, _load_yaml(path), str(path))
@@ -111,16 +129,16 @@ def load_sources(data_dir: str | Path) -> Sources:
     harness_meta: dict[str, dict] = {}
     for tid in TEMPLATE_IDS:
         path = data_dir / "templates" / f"{tid}.yaml"
-        raw = _load_yaml(path)
+        raw = _load_yaml(path, dict)
         if raw.get("harnesses"):
             frames[tid] = []
             for hid in raw["harnesses"]:
                 hpath = data_dir / "harnesses" / f"{hid}.yaml"
-                hraw = _load_yaml(hpath)
+                hraw = _load_yaml(hpath, dict)
                 harness_meta[hid] = hraw
                 frames[tid].append(_harness_frame(hid, hraw, str(hpath)))
         else:
-            frames[tid] = [_frame_from(tid, f, str(path)) for f in raw.get("frames", [])]
+            frames[tid] = _unique_frames([_frame_from(tid, f, str(path)) for f in raw.get("frames") or []], path)
         if not frames[tid]:
             raise DataError(f"{path}: template {tid} has no frames")
     for tid, fs in frames.items():

@@ -137,6 +137,7 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
     expected GPU-hours / API cost (registry prices and throughputs), and local time on this machine."""
     from mirage.generate.estimate import build_estimate, calibrate_local, format_table
+    from mirage.generate.readiness import check_ready
     from mirage.io import write_json
 
     try:
@@ -144,6 +145,7 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests
         names = list(models) or getattr(params.slices, slice_name).models
         for n in names:
             model_spec(params, n)
+        check_ready(params.models, names, params_path, keys=False)
         measured = {}
         if calibrate:
             for n in names:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -24,6 +25,8 @@ class ModelSpec(BaseModel):
         description=f"Pinned revision: hub commit sha, dated API snapshot, or sha256:<hex> of a packaged GGUF. "
         f"'{UNPINNED}' marks a revision the user must fill in (vllm refuses to run it unless allow_unpinned).",
     )
+    retires: dt.date | None = Field(None, description="Date the provider shuts this snapshot down (API models); "
+                                    "`mirage estimate` and the workflow refuse a model on or after it. null = none announced.")
     gguf_file: str | None = Field(None, description="GGUF file inside the model folder (local provider only).")
     mode: Literal["chat", "completion"] = Field("chat", description="chat: send `messages` (chat template); completion: send the raw `prompt`.")
     gpus: int = Field(0, ge=0, description="GPUs the job needs (Snakemake resources: gpu=N).")
@@ -50,7 +53,7 @@ class ModelSpec(BaseModel):
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({
         "gpus", "tensor_parallel_size", "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
         "max_retries", "timeout_s", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
-        "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size",
+        "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size", "retires",
     })
     #: Weight settings: they change the output of local/vllm models; API providers serve their own weights.
     WEIGHTS: ClassVar[tuple[str, ...]] = ("dtype", "quantization", "gguf_file")
@@ -78,9 +81,28 @@ class ModelSpec(BaseModel):
         return bool(self.revision) and UNPINNED not in (self.revision or "")
 
 
-def _vllm(model_id: str, gpus: int, **kw) -> ModelSpec:
-    return ModelSpec(provider="vllm", model_id=model_id, revision=UNPINNED, mode="chat", gpus=gpus,
-                     tensor_parallel_size=gpus, dtype="bfloat16", **kw)
+# Hub commits of the open models, as pinned in public configs and HF cache snapshot paths (several
+# independent sources each; not re-verified against the Hub from here, which has no network).
+# Anyone changing one re-runs the model: the revision is part of the store key.
+HUB_REVISIONS: dict[str, str] = {
+    "meta-llama/Llama-3.3-70B-Instruct": "6f6073b423013f6a7d4d9f39144961bfbfbc386b",
+    "casperhansen/llama-3.3-70b-instruct-awq": "64d255621f40b42adaf6d1f32a47e1d4534c0f14",
+    "Qwen/Qwen2.5-72B-Instruct": "495f39366efef23836d0cfae4fbe635880d2be31",
+    "Qwen/Qwen2.5-72B-Instruct-AWQ": "698703eae6604af048a3d2f509995dc302088217",
+    "deepseek-ai/DeepSeek-V3": "e815299b0bcbac849fa540c768ef21845365c9eb",
+}
+# Shutdown dates of the API snapshots: claude-opus-4-20250514 answered that it reached end of life on
+# 2026-06-15; Google shut gemini-1.5-pro-002 down on 2025-09-24 (ai.google.dev deprecations). No date was
+# found for gpt-4o-2024-08-06, so it has none (see https://platform.openai.com/docs/deprecations).
+RETIRES: dict[str, dt.date] = {
+    "claude-opus-4-20250514": dt.date(2026, 6, 15),
+    "gemini-1.5-pro-002": dt.date(2025, 9, 24),
+}
+
+
+def _vllm(model_id: str, gpus: int, dtype: str = "bfloat16", **kw) -> ModelSpec:
+    return ModelSpec(provider="vllm", model_id=model_id, revision=HUB_REVISIONS.get(model_id, UNPINNED), mode="chat",
+                     gpus=gpus, tensor_parallel_size=gpus, dtype=dtype, **kw)
 
 
 def default_models() -> dict[str, ModelSpec]:
@@ -92,14 +114,16 @@ def default_models() -> dict[str, ModelSpec]:
         "gpt-4o": ModelSpec(provider="openai", model_id="gpt-4o-2024-08-06", revision="gpt-4o-2024-08-06", api_key_env="OPENAI_API_KEY",
                             max_concurrency=16, price_in_per_mtok=2.5, price_out_per_mtok=10.0),
         "claude-opus-4": ModelSpec(provider="anthropic", model_id="claude-opus-4-20250514", revision="claude-opus-4-20250514",
-                                   api_key_env="ANTHROPIC_API_KEY", max_concurrency=8, price_in_per_mtok=15.0, price_out_per_mtok=75.0),
+                                   retires=RETIRES["claude-opus-4-20250514"], api_key_env="ANTHROPIC_API_KEY", max_concurrency=8,
+                                   price_in_per_mtok=15.0, price_out_per_mtok=75.0),
         "gemini-1.5-pro": ModelSpec(provider="openai", model_id="gemini-1.5-pro-002", revision="gemini-1.5-pro-002",
+                                    retires=RETIRES["gemini-1.5-pro-002"],
                                     base_url="https://generativelanguage.googleapis.com/v1beta/openai/", api_key_env="GEMINI_API_KEY",
                                     max_concurrency=8, price_in_per_mtok=1.25, price_out_per_mtok=5.0),
         "llama-3.3-70b": _vllm("meta-llama/Llama-3.3-70B-Instruct", 2, throughput_tok_s=1500.0),
-        "llama-3.3-70b-awq": _vllm("casperhansen/llama-3.3-70b-instruct-awq", 1, throughput_tok_s=900.0).model_copy(update={"quantization": "awq", "dtype": "float16"}),
+        "llama-3.3-70b-awq": _vllm("casperhansen/llama-3.3-70b-instruct-awq", 1, "float16", quantization="awq", throughput_tok_s=900.0),
         "qwen2.5-72b": _vllm("Qwen/Qwen2.5-72B-Instruct", 2, throughput_tok_s=1400.0),
-        "qwen2.5-72b-awq": _vllm("Qwen/Qwen2.5-72B-Instruct-AWQ", 1, throughput_tok_s=850.0).model_copy(update={"quantization": "awq", "dtype": "float16"}),
+        "qwen2.5-72b-awq": _vllm("Qwen/Qwen2.5-72B-Instruct-AWQ", 1, "float16", quantization="awq", throughput_tok_s=850.0),
         "deepseek-v3": _vllm("deepseek-ai/DeepSeek-V3", 8, throughput_tok_s=1200.0),
     }
 

@@ -6,9 +6,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from mirage.io import DataError
+from mirage.io import DataError, load_yaml
 
 
 @dataclass(frozen=True)
@@ -33,17 +31,24 @@ def load_harnesses(data_dir: str | Path = "data") -> dict[str, Harness]:
     """Every harnesses/H*.yaml under `data_dir`, keyed by harness id."""
     out = {}
     for path in sorted(Path(data_dir, "harnesses").glob("H*.yaml")):
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        dec = doc.get("decision") or {}
+        doc = load_yaml(path, "harness file")
+        dec = doc.get("decision") if isinstance(doc, dict) else None
+        if not isinstance(dec, dict) or "id" not in doc:
+            raise DataError(f"{path}: fields 'id' and 'decision' (a mapping) are required")
         kind = dec.get("kind")
-        if kind == "choice":
-            h = Harness(doc["id"], kind, tuple(dec["options"]), {k: float(v) for k, v in dec["score"].items()})
-        elif kind == "score":
-            h = Harness(doc["id"], kind, lo=int(dec["min"]), hi=int(dec["max"]))
-        elif kind == "summary":
-            h = Harness(doc["id"], kind, tuple(dec["scale"]), {k: float(v) for k, v in dec["scale"].items()})
-        else:
-            raise DataError(f"{path}: decision.kind must be choice, score or summary (got {kind!r})")
+        try:
+            if kind == "choice":
+                h = Harness(doc["id"], kind, tuple(dec["options"]), {k: float(v) for k, v in dec["score"].items()})
+            elif kind == "score":
+                h = Harness(doc["id"], kind, lo=int(dec["min"]), hi=int(dec["max"]))
+            elif kind == "summary":
+                h = Harness(doc["id"], kind, tuple(dec["scale"]), {k: float(v) for k, v in dec["scale"].items()})
+            else:
+                raise DataError(f"{path}: field 'decision.kind' must be choice, score or summary (got {kind!r})")
+        except KeyError as exc:
+            raise DataError(f"{path}: field 'decision.{exc.args[0]}' is missing (decision kind {kind})") from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"{path}: field 'decision' of kind {kind} is malformed: {exc}") from None
         out[h.id] = h
     if not out:
         raise DataError(f"{Path(data_dir, 'harnesses')}: no H*.yaml harness definitions found")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from mirage.io import DataError, load_yaml
 
 LEXICON_VERSION = "lexicon-v1"
 
@@ -90,7 +90,11 @@ def is_violence_term(tok: str) -> bool:
 @lru_cache(maxsize=4)
 def identity_forms(data_dir: str = "data") -> frozenset[str]:
     """Lower-cased single-word identity surface forms of every identity (identities.yaml)."""
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    path = Path(data_dir) / "identities.yaml"
+    doc = load_yaml(path, "identities file")
+    forms = doc.get("forms") if isinstance(doc, dict) else None
+    if not isinstance(forms, dict):
+        raise DataError(f"{path}: field 'forms' is missing or not a mapping")
     words: set[str] = set()
     for langs in forms.values():
         for table in langs.values():

@@ -15,14 +15,22 @@ from mirage.provenance import code_version
 
 
 def load_labels(paths: list[Path]):
-    """Label rows of all files as one DataFrame; type errors name file, line and field."""
+    """Label rows of all files as one DataFrame; type errors and duplicate samples name file, line and field."""
     import pandas as pd
 
     from mirage.metrics.compute import LABEL_COLUMNS
 
     rows = []
+    seen: dict[tuple, str] = {}
     for path in paths:
         for lineno, row in enumerate(read_jsonl(path, required=LABEL_COLUMNS), 1):
+            if row.get("sample_index") is not None:  # one sample of one request row: counted once
+                ident = tuple(row.get(c) for c in ("model", "condition", "rag_pool", "mitigation", "prompt_id", "row_id", "sample_index"))
+                if ident in seen:
+                    raise DataError(f"{path}:{lineno}: field sample_index: duplicate label row (model {row['model']}, "
+                                    f"prompt {row['prompt_id']}, {row['condition']}/{row['rag_pool']}/{row['mitigation']}, "
+                                    f"sample {row['sample_index']}) first seen at {seen[ident]}")
+                seen[ident] = f"{path}:{lineno}"
             for name, ok in (("violent", row["violent"] in (0, 1, None)),
                              ("score", row["score"] is None or (isinstance(row["score"], (int, float)) and 0 <= row["score"] <= 1)),
                              ("parse_ok", isinstance(row["parse_ok"], bool)), ("refusal", isinstance(row["refusal"], bool)),

@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mirage.io import DataError
+from mirage.io import DataError, load_yaml
 
 
 class M4Texts(BaseModel):
@@ -49,15 +48,6 @@ class Harness(BaseModel):
     identity_field: str = Field(min_length=1)
 
 
-def _yaml(path: str | Path) -> Any:
-    try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except yaml.YAMLError as exc:
-        raise DataError(f"{path}: not valid YAML: {exc}") from None
-
-
 def _validate(model: type[BaseModel], raw: Any, path: str | Path) -> Any:
     try:
         return model.model_validate(raw)
@@ -67,12 +57,12 @@ def _validate(model: type[BaseModel], raw: Any, path: str | Path) -> Any:
 
 
 def load_mitigation_texts(path: str | Path) -> MitigationTexts:
-    return _validate(MitigationTexts, _yaml(path), path)
+    return _validate(MitigationTexts, load_yaml(path), path)
 
 
 def load_cot_translations(path: str | Path) -> dict[str, str]:
     """language -> C2 suffix for non-English languages."""
-    raw = _yaml(path)
+    raw = load_yaml(path)
     if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in raw.items()):
         raise DataError(f"{path}: expected a mapping of language -> non-empty suffix text")
     return raw
@@ -82,7 +72,7 @@ def load_harnesses(directory: str | Path) -> dict[str, Harness]:
     """Harness id -> rubric, instruction and identity field, from every H*.yaml in `directory`."""
     out = {}
     for path in sorted(Path(directory).glob("H*.yaml")):
-        harness = _validate(Harness, _yaml(path), path)
+        harness = _validate(Harness, load_yaml(path), path)
         out[harness.id] = harness
     if not out:
         raise DataError(f"{directory}: no H*.yaml harness files")

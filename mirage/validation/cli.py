@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import click
-import yaml
 
 from mirage import artefacts
-from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.io import DataError, atomic_write, load_yaml, read_jsonl, write_json
 from mirage.params import ParamsError, load_params
 from mirage.protocol import SLICE_NAMES
 
@@ -33,7 +32,11 @@ def validate() -> None:
 
 
 def _identity_forms(data_dir: str) -> set[str]:
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    path = Path(data_dir) / "identities.yaml"
+    doc = load_yaml(path, "identities file")
+    forms = doc.get("forms") if isinstance(doc, dict) else None
+    if not isinstance(forms, dict):
+        raise DataError(f"{path}: field 'forms' is missing or not a mapping")
     return {str(f) for langs in forms.values() for table in langs.values() for f in table.values()}
 
 

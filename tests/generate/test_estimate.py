@@ -8,9 +8,9 @@ from tests.generate.conftest import write_params
 
 def test_estimate_counts_tokens_costs(tmp_path, requests_dir):
     params = write_params(tmp_path / "params.yaml", {
-        "api": {"provider": "openai", "model_id": "m", "price_in_per_mtok": 2.0, "price_out_per_mtok": 10.0},
-        "big": {"provider": "vllm", "model_id": "o", "gpus": 2, "tensor_parallel_size": 2, "throughput_tok_s": 100.0},
-        "tiny": {"provider": "local", "throughput_tok_s": 50.0},
+        "api": {"provider": "openai", "model_id": "m", "revision": "m-2025", "price_in_per_mtok": 2.0, "price_out_per_mtok": 10.0},
+        "big": {"provider": "vllm", "model_id": "o", "revision": "abc123", "gpus": 2, "tensor_parallel_size": 2, "throughput_tok_s": 100.0},
+        "tiny": {"provider": "local", "revision": "sha256:00", "throughput_tok_s": 50.0},
     }, max_tokens={"C1": 10, "C2": 20, "C3": 10})
     res = CliRunner().invoke(estimate, ["--slice", "full", "--params", str(params), "--models", "api", "--models", "big",
                                         "--models", "tiny", "--requests-dir", str(requests_dir), "--out", str(tmp_path / "e.json")])

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mirage.generate.params import ModelSpec, default_models
+from mirage.generate.params import UNPINNED, ModelSpec, default_models
 from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicProvider, parse_batch_result
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.vllm import (
@@ -49,7 +49,7 @@ def test_anthropic_batch_result_parsing():
 
 
 def test_vllm_refuses_unpinned_and_builds_requests_without_vllm():
-    spec = default_models()["llama-3.3-70b"]
+    spec = default_models()["llama-3.3-70b"].model_copy(update={"revision": UNPINNED})
     with pytest.raises(UnpinnedRevision, match="REPLACE_WITH_COMMIT_SHA"):
         VLLMProvider("llama-3.3-70b", spec)
     check_pinned("x", spec.model_copy(update={"allow_unpinned": True}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -122,3 +123,20 @@ def test_kubernetes_profile_sees_every_input_and_output(root, tmp_path):
         rules.add(job["rule"])
     assert {"generate_C3", "label", "metrics", "report"} <= rules
     assert "store/lite/C3.manifest.json (send to storage)" in out  # the paid-for store partition is part of the DAG
+
+
+def test_a_stale_registry_is_refused_at_dag_time_before_any_job(root, tmp_path):
+    """Unpinned, retired or keyless models stop a real run before anything starts; a dry run only warns."""
+    for name in ("Snakefile", "params.yaml"):
+        shutil.copy2(root / name, tmp_path / name)
+    shutil.copytree(root / "workflow", tmp_path / "workflow")
+    shutil.copytree(root / "data", tmp_path / "data")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    real = subprocess.run(["snakemake", "--cores", "1", "--touch", "lite"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env=env)
+    out = real.stdout + real.stderr
+    assert real.returncode != 0 and "model problem(s); nothing was started" in out
+    assert "models.claude-opus-4.retires" in out and "models.gpt-4o.api_key_env" in out
+    assert not (tmp_path / "results").exists()
+    dry = subprocess.run(["snakemake", "-n", "lite"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert dry.returncode == 0 and "warning:" in dry.stdout + dry.stderr

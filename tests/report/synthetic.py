@@ -145,6 +145,8 @@ def params_yaml(root: Path) -> str:
     return "\n".join([
         "report:",
         "  dpi: 80",
+        "models:",  # a slice may name registry models only
+        *(f"  {m}: {{provider: openai, model_id: {m}, revision: {m}-2025-01-01, base_url: 'http://127.0.0.1:9/v1'}}" for m in MODELS),
         "slices:",
         "  demo:",
         f"    models: [{', '.join(MODELS)}]",

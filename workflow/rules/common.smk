@@ -1,7 +1,11 @@
 # Validate params.yaml once (errors name the key and allowed values) and derive the job matrix from it.
 # Every path comes from mirage.artefacts: this file only says which artefacts each rule reads and writes.
+import os
+import sys
+
 from mirage import artefacts
-from mirage.params import validate_params
+from mirage.generate.readiness import check_ready
+from mirage.params import ParamsError, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
 PARAMS = validate_params(config, "params.yaml")
@@ -52,7 +56,21 @@ def probe_models(slice_name):
     return [m for m in slice_models(slice_name) if model_spec(m).provider in WEIGHT_PROVIDERS]
 
 
+def ready_models(slice_name):
+    """The slice's models; refused at DAG time, before any job starts, when unpinned, retired or keyless. A dry run
+    (or MIRAGE_ALLOW_STALE=1, e.g. to rebuild from released completions of a retired model) only warns."""
+    names = slice_models(slice_name)
+    try:
+        check_ready(PARAMS.models, names, "params.yaml")
+    except ParamsError as exc:
+        if not (workflow.dryrun or os.environ.get("MIRAGE_ALLOW_STALE")):
+            raise
+        print(f"warning: {exc}", file=sys.stderr)
+    return names
+
+
 def slice_targets(slice_name):
+    ready_models(slice_name)
     return [artefacts.report(slice_name), artefacts.estimate(slice_name)] + [
         artefacts.probe(m)["table7"] for m in probe_models(slice_name)
     ]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mirage import secrets
 from mirage.generate.params import ModelSpec
 
 
@@ -45,9 +46,18 @@ class Result:
     note: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Every text a provider returns passes here: API keys echoed by a server never reach a file."""
+        pairs = secrets.secrets()
+        if pairs:
+            for name in ("text", "reasoning", "finish_reason", "error", "provider_request_id", "system_fingerprint", "note"):
+                setattr(self, name, secrets.redact(getattr(self, name), pairs))
+            self.extra = secrets.redact_obj(self.extra)
+
     @classmethod
     def failure(cls, error: str, latency_s: float = 0.0, request_id: str | None = None) -> "Result":
-        return cls(finish_reason="error", error=error[:500], latency_s=latency_s, provider_request_id=request_id)
+        """A failed call; the message is redacted before it is cut (a cut key would escape redaction)."""
+        return cls(finish_reason="error", error=secrets.redact(error)[:500], latency_s=latency_s, provider_request_id=request_id)
 
 
 OnResult = Callable[[Sample, Result], None]
@@ -72,6 +82,7 @@ class Provider(abc.ABC):
         """The key named by `api_key_env`, read from the environment only (never from params or files)."""
         if not self.spec.api_key_env:
             return None
+        secrets.watch(self.spec.api_key_env)
         key = os.environ.get(self.spec.api_key_env)
         if not key:
             raise RuntimeError(f"model '{self.name}': set the environment variable {self.spec.api_key_env} to its API key")

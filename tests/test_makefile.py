@@ -1,0 +1,76 @@
+"""`make install` picks PyTorch's CPU index when it answers and the pinned torch otherwise; `make demo` skips the
+install when nothing changed (issue 16 item 1). Only `make torch-source` and `make -n` run: nothing is installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
+
+
+def make(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+class _Index(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        ok = self.path.rstrip("/") == "/whl/cpu/torch"
+        body = b'<a href="torch-2.13.0%2Bcpu-cp311-cp311-manylinux_2_28_x86_64.whl">torch</a>' if ok else b"not found"
+        self.send_response(200 if ok else 404)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_uses_the_cpu_index_when_it_answers():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/whl/cpu"
+        assert make("torch-source", f"TORCH_INDEX={url}").stdout.strip() == f"index {url}"
+        assert make("torch-source", f"TORCH_INDEX={url}/nosuch").stdout.strip() == "fallback torch==2.13.0"
+    finally:
+        httpd.shutdown()
+
+
+def test_falls_back_to_the_pinned_torch_quickly_when_the_index_is_unreachable():
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens: connection refused
+    assert make("torch-source", f"TORCH_INDEX=http://127.0.0.1:{port}/whl/cpu").stdout.strip() == "fallback torch==2.13.0"
+    with socket.socket() as silent:  # accepts the connection, never answers: only the timeout ends the probe
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        start = time.monotonic()
+        out = make("torch-source", f"TORCH_INDEX=http://127.0.0.1:{silent.getsockname()[1]}/whl/cpu", "PROBE_TIMEOUT=1")
+        assert out.stdout.strip() == "fallback torch==2.13.0"
+        assert time.monotonic() - start < 10
+
+
+def test_demo_reinstalls_only_when_pyproject_or_the_makefile_changed(tmp_path):
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    dry = lambda: make("-n", "demo", cwd=tmp_path).stdout  # noqa: E731
+    assert "pip install" in dry() and "snakemake --cores all demo" in dry(), "no stamp yet: install first"
+    stamp = tmp_path / ".make" / "installed"
+    stamp.parent.mkdir()
+    stamp.write_text("installed torch 2.13.0+cpu\n")
+    assert "pip install" not in dry() and "snakemake --cores all demo" in dry()
+    later = time.time() + 5
+    os.utime(tmp_path / "pyproject.toml", (later, later))
+    assert "pip install" in dry(), "pyproject.toml changed: reinstall"
+    assert "rm -f .make/installed" in make("-n", "install", cwd=tmp_path).stdout, "make install always reinstalls"
