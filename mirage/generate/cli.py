@@ -71,10 +71,12 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     from mirage.generate.progress import ConsoleProgress, Log
     from mirage.generate.runner import VOCABULARY, GenerationRun, read_requests, settings_for
     from mirage.generate.store import Store
+    from mirage.secrets import watch_registry
 
     log = Log(log_path)
     try:
         params = load_params(params_path)
+        watch_registry(params.models)
         spec = model_spec(params, model_name)
         gen = params.generate
         sl = getattr(params.slices, slice_name)

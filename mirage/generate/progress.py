@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from mirage.generate.params import ModelSpec
 from mirage.generate.providers.base import Result, Sample
+from mirage.secrets import redact
 
 
 class ConsoleProgress:
@@ -69,6 +70,7 @@ class Log:
             self.path.write_text("", encoding="utf-8")
 
     def __call__(self, message: str) -> None:
+        message = redact(message)
         print(message, file=sys.stderr, flush=True)
         if self.path:
             with open(self.path, "a", encoding="utf-8") as fh:

@@ -24,6 +24,7 @@ from mirage.generate.split import split_reasoning
 from mirage.generate.store import Store, sample_key, sample_seed
 from mirage.hashing import content_hash
 from mirage.io import DataError, read_jsonl
+from mirage.secrets import redact_obj
 
 REQUIRED = ("row_id", "request_id", "condition", "slices")
 COPIED = ("row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
@@ -214,7 +215,7 @@ class GenerationRun:
         self.sent += len(todo)
 
         def record(s: Sample, r: Result) -> None:
-            self.store.append({
+            self.store.append(redact_obj({
                 "key": s.key, "model": self.name, "provider": self.spec.provider, "model_id": self.spec.model_id,
                 "revision": self.spec.revision, "sample_index": s.sample_index, "seed": s.seed,
                 "temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
@@ -223,7 +224,7 @@ class GenerationRun:
                 "tokens_out": r.tokens_out, "latency_s": round(r.latency_s, 4), "error": r.error,
                 "provider_request_id": r.provider_request_id, "system_fingerprint": r.system_fingerprint,
                 "note": r.note, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta.get(s.key, {}),
-            })
+            }))
             if self.progress:
                 self.progress(s, r)
 

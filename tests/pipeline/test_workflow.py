@@ -129,9 +129,9 @@ def test_a_stale_registry_is_refused_at_dag_time_before_any_job(root, tmp_path):
     """Unpinned, retired or keyless models stop a real run before anything starts; a dry run only warns."""
     for name in ("Snakefile", "params.yaml"):
         shutil.copy2(root / name, tmp_path / name)
-    shutil.copytree(root / "workflow", tmp_path / "workflow")
-    shutil.copytree(root / "data", tmp_path / "data")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    for folder in ("workflow", "data", "mirage"):
+        shutil.copytree(root / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | {"PYTHONPATH": str(tmp_path)}
     real = subprocess.run(["snakemake", "--cores", "1", "--touch", "lite"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=env)
     out = real.stdout + real.stderr
