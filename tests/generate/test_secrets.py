@@ -17,7 +17,7 @@ from pathlib import Path
 from mirage import secrets
 from mirage.generate.providers.base import Result
 from mirage.io import write_jsonl
-from tests.generate.conftest import request_rows, write_params
+from tests.generate.conftest import gen_paths, request_rows, write_params
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_KEY = "sk-mirage-test-4f9a2c7e1b"  # the model's api_key_env (a custom variable name)
@@ -80,7 +80,8 @@ def test_generate_never_writes_an_echoed_key(tmp_path):
             "api_key_env": "MIRAGE_TEST_KEY", "max_retries": 0, "timeout_s": 10}}, n_samples=2)
         env = {**os.environ, "MIRAGE_TEST_KEY": MODEL_KEY, "OPENAI_API_KEY": OPENAI_KEY, "PYTHONPATH": str(ROOT)}
         proc = subprocess.run([sys.executable, "-m", "mirage", "generate", "--model", "fake", "--slice", "full",
-                               "--condition", "C1", "--params", str(params)], capture_output=True, text=True, env=env,
+                               "--condition", "C1", "--params", str(params), *gen_paths(tmp_path, "C1"),
+                               "--log", str(tmp_path / "gen" / "generate.log")], capture_output=True, text=True, env=env,
                               cwd=ROOT, timeout=300)
     finally:
         httpd.shutdown()
