@@ -76,23 +76,8 @@ class _Env:
 
 
 def _params(env: _Env) -> dict:
-    """The project's params.yaml with every input path in env.tmp and every output path in env.out."""
-    p = json.loads(json.dumps(PROJECT, default=str))
-    d, o = env.data, env.out
-    p["corpus"].update(data_dir=str(d), out=str(o / "corpus.jsonl"))
-    p["render"].update(corpus=str(env.corpus), harness_dir=str(d / "harnesses"), out_dir=str(o / "requests"),
-                       cot_suffix_translations=str(d / "mitigations" / "cot_suffix.yaml"))
-    p["render"]["rag"]["corpus"] = str(d / "news" / "news.jsonl")
-    p["render"]["mitigations"]["texts"] = str(d / "mitigations" / "texts.yaml")
-    p["label"].update(generations_dir=str(env.gens), out_dir=str(o / "labels"), data_dir=str(d))
-    p["label"]["validation"].update(out_dir=str(o / "validation"), corpus=str(env.corpus))
-    p["metrics"].update(labels_dir=str(env.labels), out_dir=str(o / "metrics"))
-    p["generate"].update(requests_dir=str(env.tmp / "requests"), out_dir=str(o / "generations"), estimate_dir=str(o / "estimate"))
-    p["report"].update(metrics_dir=str(env.tmp / "metrics"), labels_dir=str(env.labels), generations_dir=str(env.gens),
-                       estimate_dir=str(env.tmp / "estimate"), probe_dir=str(env.tmp / "probe"),
-                       figures_dir=str(o / "figures"), tables_dir=str(o / "tables"), out_dir=str(o / "report"))
-    p["probe"].update(prompts=str(env.corpus), out_dir=str(o / "probe"))
-    return p
+    """The project's params.yaml (science settings only: paths are command options, see COMMANDS)."""
+    return json.loads(json.dumps(PROJECT, default=str))
 
 
 def _label_row(i: int = 0, **kw) -> dict:
@@ -149,18 +134,31 @@ def _replace(key: str, value: object) -> Callable[[dict], dict]:
     return lambda doc: {**doc, key: value}
 
 
-# command name -> argv after `mirage` (the params path is appended as --params)
-COMMANDS: dict[str, list[str]] = {
-    "params": ["params"],
-    "corpus": ["corpus"],
-    "render": ["render", "--slice", "demo"],
-    "label": ["label", "--model", "smollm2-135m", "--slice", "demo"],
-    "metrics": ["metrics", "--slice", "demo"],
-    "report": ["report", "--slice", "demo"],
-    "validate": ["validate", "export", "--model", "smollm2-135m", "--slice", "demo"],
-    "generate": ["generate", "--model", "smollm2-135m", "--slice", "demo", "--condition", "C1"],
-    "estimate": ["estimate", "--slice", "demo"],
-    "probe": ["probe", "--model", "smollm2-135m"],
+# command name -> argv after `mirage` (the params path is appended as --params): inputs in env.tmp, outputs in env.out
+COMMANDS: dict[str, Callable[[_Env], list[str]]] = {
+    "params": lambda e: ["params"],
+    "corpus": lambda e: ["corpus", "--data-dir", str(e.data), "--out", str(e.out / "corpus.jsonl")],
+    "render": lambda e: ["render", "--slice", "demo", "--corpus", str(e.corpus), "--harness-dir", str(e.data / "harnesses"),
+                         "--news", str(e.data / "news" / "news.jsonl"), "--mitigation-texts", str(e.data / "mitigations" / "texts.yaml"),
+                         "--cot-translations", str(e.data / "mitigations" / "cot_suffix.yaml"), "--out-dir", str(e.out / "requests")],
+    "label": lambda e: ["label", "--model", "smollm2-135m", "--slice", "demo", "--view", str(e.view), "--data-dir", str(e.data),
+                        "--out", str(e.own_labels)],
+    "metrics": lambda e: ["metrics", "--slice", "demo", "--labels", str(e.label_file), "--out-table", str(e.out / "metrics" / "metrics.csv")],
+    "report": lambda e: ["report", "--slice", "demo", "--metrics", str(e.tmp / "metrics" / "demo" / "metrics.csv"),
+                         "--labels", str(e.label_file), "--view", str(e.view), "--estimate", str(e.tmp / "estimate" / "demo.json"),
+                         "--harness-dir", str(e.data / "harnesses"), "--figures-dir", str(e.out / "figures"),
+                         "--tables-dir", str(e.out / "tables"), "--out", str(e.out / "report" / "index.html")],
+    "validate": lambda e: ["validate", "export", "--model", "smollm2-135m", "--slice", "demo", "--labels", str(e.own_labels),
+                           "--view", str(e.view), "--corpus", str(e.corpus), "--data-dir", str(e.data),
+                           "--out-dir", str(e.out / "validation")],
+    "generate": lambda e: ["generate", "--model", "smollm2-135m", "--slice", "demo", "--condition", "C1",
+                           "--requests", str(e.tmp / "requests" / "C1.jsonl"), "--store", str(e.out / "generations" / "store"),
+                           "--views-dir", str(e.out / "generations" / "demo" / "C1"),
+                           "--marker", str(e.out / "generations" / "store" / "demo" / "C1.manifest.json")],
+    "estimate": lambda e: ["estimate", "--slice", "demo", "--requests-dir", str(e.tmp / "requests"),
+                           "--out", str(e.out / "estimate" / "demo.json")],
+    "probe": lambda e: ["probe", "--model", "smollm2-135m", "--prompts", str(e.corpus), "--stems", str(e.data / "probe" / "stems.txt"),
+                        "--exclusions", str(e.data / "probe" / "exclusions.txt"), "--out-dir", str(e.out / "probe")],
 }
 
 T = lambda n: (lambda env: env.data / "templates" / f"{n}.yaml")  # noqa: E731
@@ -304,7 +302,7 @@ def test_bad_input_is_one_clear_error(env: _Env, monkeypatch, case: str, command
     monkeypatch.delenv(DEFAULTS_ENV, raising=False)
     setup(env)
     before = env.outputs()
-    result = CliRunner().invoke(cli, [*COMMANDS[command], "--params", str(env.params)])
+    result = CliRunner().invoke(cli, [*COMMANDS[command](env), "--params", str(env.params)])
     out = result.output
     assert result.exit_code == 2, f"exit {result.exit_code}: {out}\n{result.exception!r}"
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
@@ -322,7 +320,7 @@ def test_the_console_entry_point_gives_one_line_not_a_traceback(env: _Env, case:
     _, command, setup, expect = next(c for c in CASES if c[0] == case)
     setup(env)
     before = env.outputs()
-    proc = subprocess.run([sys.executable, "-m", "mirage", *COMMANDS[command], "--params", str(env.params)],
+    proc = subprocess.run([sys.executable, "-m", "mirage", *COMMANDS[command](env), "--params", str(env.params)],
                           capture_output=True, text=True, cwd=ROOT, env={k: v for k, v in os.environ.items() if k != DEFAULTS_ENV})
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
