@@ -256,7 +256,7 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
     ("view-non-utf8", "label", _set(lambda env: env.view, b'{"key": "' + LATIN1 + b'"}\n'), ("none-none.jsonl:1", "UTF-8")),
     ("view-bad-json", "label", _set(lambda env: env.view, "{\"key\": \n"), ("none-none.jsonl:1", "not valid JSON")),
     ("view-missing-field", "label", _set(lambda env: env.view, '{"key": "k"}\n'), ("none-none.jsonl:1", "missing field")),
-    ("views-absent", "label", lambda env: shutil.rmtree(env.gens), ("generations", "no generation views")),
+    ("views-absent", "label", lambda env: shutil.rmtree(env.gens), ("generations", "generation view not found")),
     ("label-harness-no-decision-kind", "label", _yaml_edit(H("H1"), lambda d: {**d, "decision": {"options": ["a"]}}),
      ("H1.yaml", "decision.kind")),
     ("label-harness-no-options", "label", _yaml_edit(H("H1"), lambda d: {**d, "decision": {"kind": "choice"}}),
