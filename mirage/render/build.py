@@ -112,7 +112,9 @@ def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dic
     """All request rows, per condition, each tagged with its slices."""
     render = Renderer(p, src)
     out: dict[str, list[dict]] = {"C1": [], "C2": [], "C3": []}
-    english = [r for r in rows if r["language"] == "en"]
+    # paraphrase placebo rows are baseline requests only (no RAG, no mitigation, not in the demo)
+    english = [r for r in rows if r["language"] == "en" and not r.get("paraphrase")]
+    paraphrases = {r["prompt_id"] for r in rows if r.get("paraphrase")}
 
     for r in tqdm(rows, desc="render baseline", unit="prompt", leave=False):
         for c in conditions_of(r):
@@ -147,7 +149,8 @@ def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dic
     demo = demo_selector(rows, bases_rag, p)
     for c, cond_rows in out.items():
         for row in cond_rows:
-            row["slices"] = (["demo"] if demo(row) else []) + (["lite"] if row["lite"] else []) + ["full"]
+            is_demo = demo(row) and row["prompt_id"] not in paraphrases
+            row["slices"] = (["demo"] if is_demo else []) + (["lite"] if row["lite"] else []) + ["full"]
     return out
 
 
