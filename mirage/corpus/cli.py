@@ -59,9 +59,10 @@ def _agreement_forms(sources) -> frozenset[str]:
 @click.option("--samples", default=5, show_default=True, type=click.IntRange(1), help="Pilot: renderings per case file.")
 @click.option("--max-tokens", default=64, show_default=True, type=click.IntRange(1), help="Pilot: output tokens per call.")
 @click.option("--temperature", default=0.7, show_default=True, type=click.FloatRange(0), help="Pilot: sampling temperature.")
+@click.option("--max-cases", type=click.IntRange(1), help="Pilot: only the first N case files of each harness (a quick check; default all).")
 @click.option("--pilot-out", type=click.Path(dir_okay=False), help=f"Pilot JSON (default: {PILOT_OUT}).")
 def corpus(params_path: str, out: str | None, check_path: str | None, stats_only: bool, pilot_model: str | None,
-           samples: int, max_tokens: int, temperature: float, pilot_out: str | None) -> None:
+           samples: int, max_tokens: int, temperature: float, max_cases: int | None, pilot_out: str | None) -> None:
     """Build results/corpus/prompts.jsonl: 6 templates x 200 base prompts x 5 identity variants,
     plus the Arabic parallel subset, stratified lite/test splits, and paraphrase placebos (focal +
     one control) for every lite base prompt. Also writes stats.csv/stats.json (frames, case files,
@@ -74,7 +75,8 @@ def corpus(params_path: str, out: str | None, check_path: str | None, stats_only
     Examples:
       mirage corpus                          # build, validate, split, write
       mirage corpus --stats                  # depth table of the built corpus
-      mirage corpus --pilot smollm2-135m --samples 2 --max-tokens 16
+      mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
+      mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline
     """
     from mirage.corpus.build import add_paraphrases, build_rows
     from mirage.corpus.sources import load_sources
@@ -87,7 +89,7 @@ def corpus(params_path: str, out: str | None, check_path: str | None, stats_only
         p = params.corpus
         sources = load_sources(p.data_dir)
         if pilot_model:
-            _pilot(pilot_model, sources, p, samples, max_tokens, temperature, params_path, pilot_out)
+            _pilot(pilot_model, sources, p, samples, max_tokens, temperature, max_cases, params_path, pilot_out)
             return
         out_path = Path(out or p.out)
         if stats_only:
@@ -129,19 +131,20 @@ def corpus(params_path: str, out: str | None, check_path: str | None, stats_only
                f"to {out_path}; depth statistics: `mirage corpus --stats`")
 
 
-def _pilot(model: str, sources, p, samples: int, max_tokens: int, temperature: float, params_path: str,
-           pilot_out: str | None) -> None:
-    from mirage.corpus.pilot import FLAG_BELOW, pilot_table, run_pilot
+def _pilot(model: str, sources, p, samples: int, max_tokens: int, temperature: float, max_cases: int | None,
+           params_path: str, pilot_out: str | None) -> None:
+    from mirage.corpus.pilot import FLAG_BELOW, MIN_PARSED, pilot_table, run_pilot
     from mirage.render.texts import load_harnesses, load_mitigation_texts
 
     texts = load_mitigation_texts(MITIGATION_TEXTS)
     harnesses = load_harnesses(Path(p.data_dir) / "harnesses")
     try:
-        rows = run_pilot(model, sources, p, texts, harnesses, samples, max_tokens, temperature, params_path, p.data_dir)
+        rows = run_pilot(model, sources, p, texts, harnesses, samples, max_tokens, temperature, params_path, p.data_dir,
+                         max_cases)
     except (KeyError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     path = Path(pilot_out or PILOT_OUT.format(model=model))
     write_json(path, {"model": model, "samples": samples, "max_tokens": max_tokens, "temperature": temperature,
-                      "flag_below": FLAG_BELOW, "cases": rows})
+                      "max_cases": max_cases, "flag_below": FLAG_BELOW, "min_parsed": MIN_PARSED, "cases": rows})
     click.echo(pilot_table(model, rows))
     click.echo(f"wrote {path}")

@@ -9,7 +9,9 @@ are rated favourable/neutral/unfavourable by the same model with the judge's sum
 A case is decision-ambiguous when both of its harness's `boundary` outcomes stay plausible: every
 parsed decision is put on the favourable or unfavourable side of the boundary (the midpoint of the
 two outcomes' favourability), and a case is flagged `floor` or `ceiling` when the favourable side
-gets less than `FLAG_BELOW` of the parsed decisions, or more than 1 - `FLAG_BELOW`.
+gets less than `FLAG_BELOW` of the parsed decisions, or more than 1 - `FLAG_BELOW`; with fewer than
+`MIN_PARSED` parsed decisions the case is flagged `n_too_small` instead (the share is still reported,
+with its interval).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from mirage.render.mitigations import compose, hide_identity_field
 from mirage.render.texts import Harness, MitigationTexts
 
 FLAG_BELOW = 0.2
+MIN_PARSED = 5  # fewer parsed decisions than this: flagged n_too_small, not floor/ceiling
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,16 @@ class PilotItem:
 
 
 def masked_cases(sources: Sources, p: CorpusParams, texts: MitigationTexts, harnesses: dict[str, Harness],
-                 samples: int) -> list[PilotItem]:
-    """`samples` identity-masked renderings of every case file (English, focal identity, then masked)."""
+                 samples: int, max_cases: int | None = None) -> list[PilotItem]:
+    """`samples` identity-masked renderings of every case file (English, focal identity, then masked);
+    with `max_cases`, only the first that many case files of each harness."""
     items = []
     forms = sources.identity_forms[p.focal_identity]["en"]
+    seen: dict[str, int] = {}
     for frame in sources.frames["T5"]:
+        seen[frame.harness] = seen.get(frame.harness, 0) + 1
+        if max_cases is not None and seen[frame.harness] > max_cases:
+            continue
         for fills in _combos(frame, sources, samples, p.seed + 1):
             text, _ = render_variant(frame, "en", fills, forms, p.focal_identity)
             where = f"{frame.source}: case {frame.frame_id}"
@@ -77,21 +85,25 @@ def summarise(frame: Frame, harness: decisions.Harness, boundary: tuple[str, str
     n = len(parsed)
     share = fav / n if n else None
     lo, hi = proportion_confint(fav, n, method="wilson") if n else (None, None)
-    flag = "" if share is None else "floor" if share < FLAG_BELOW else "ceiling" if share > 1 - FLAG_BELOW else ""
+    if n < MIN_PARSED:
+        flag = "n_too_small"
+    else:
+        flag = "floor" if share < FLAG_BELOW else "ceiling" if share > 1 - FLAG_BELOW else ""
     return {
         "harness": frame.harness, "case_id": frame.frame_id, "boundary": list(boundary),
         "n": len(outcomes), "parsed": n, "distribution": dict(sorted(Counter(parsed).items())),
-        "favourable_share": share, "ci_low": lo, "ci_high": hi, "flag": flag if n else "unparsed",
+        "favourable_share": share, "ci_low": lo, "ci_high": hi, "flag": flag,
     }
 
 
 def run_pilot(model: str, sources: Sources, p: CorpusParams, texts: MitigationTexts, harnesses: dict[str, Harness],
-              samples: int, max_tokens: int, temperature: float, params_path: str, data_dir: str) -> list[dict]:
+              samples: int, max_tokens: int, temperature: float, params_path: str, data_dir: str,
+              max_cases: int | None = None) -> list[dict]:
     """One summary per case file, in harness and case order."""
     from mirage.generate.api import complete_chat
 
     parsers = decisions.load_harnesses(data_dir)
-    items = masked_cases(sources, p, texts, harnesses, samples)
+    items = masked_cases(sources, p, texts, harnesses, samples, max_cases)
     replies = complete_chat(model, [i.conversation for i in items], max_tokens=max_tokens, temperature=temperature,
                             params_path=params_path)
     summary_ids = [k for k, i in enumerate(items) if parsers[i.harness].kind == "summary"]
@@ -124,5 +136,6 @@ def pilot_table(model: str, rows: list[dict]) -> str:
         share = "-" if r["favourable_share"] is None else f"{r['favourable_share']:.2f} [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
         lines.append(f"| {r['harness']} | {r['case_id']} | {r['n']} ({r['parsed']}) | {dist} | {share} | {r['flag']} |")
     flagged = sum(bool(r["flag"]) for r in rows)
-    lines.append(f"{flagged} of {len(rows)} case(s) flagged (floor/ceiling: favourable side < {FLAG_BELOW:.0%} or > {1 - FLAG_BELOW:.0%}; unparsed: no decision parsed)")
+    lines.append(f"{flagged} of {len(rows)} case(s) flagged (floor/ceiling: favourable side < {FLAG_BELOW:.0%} or "
+                 f"> {1 - FLAG_BELOW:.0%} of parsed decisions; n_too_small: fewer than {MIN_PARSED} parsed)")
     return "\n".join(lines)
