@@ -18,6 +18,7 @@ include: "workflow/rules/label.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/probe.smk"
+include: "workflow/rules/pilot.smk"
 
 
 rule all:
@@ -33,3 +34,4 @@ rule lite:
 rule demo:
     input:
         slice_targets("demo"),
+        expand("results/corpus/pilot-{model}.json", model=slice_models("demo")),

@@ -124,7 +124,7 @@ def test_source_errors_name_the_file(tmp_path, root):
     data = tmp_path / "data"
     shutil.copytree(root / "data", data)
     t1 = data / "templates" / "T1.yaml"
-    t1.write_text(t1.read_text(encoding="utf-8").replace("{venue} in {city}", "{venu} in {city}"), encoding="utf-8")
+    t1.write_text(t1.read_text(encoding="utf-8").replace("{venue}", "{venu}"), encoding="utf-8")
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({"corpus": {"data_dir": str(data)}}), encoding="utf-8")
     result = CliRunner().invoke(corpus, ["--params", str(params)])
