@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 
 from mirage.corpus.params import CorpusParams
-from mirage.corpus.validate import wants_an
 from mirage.corpus.sources import CUE_LEXICONS, PLACEHOLDER, Frame, Sources, entry_key
+from mirage.corpus.validate import wants_an
 from mirage.hashing import content_hash, rank_key
 from mirage.io import DataError
 
@@ -91,7 +91,7 @@ def _allocate(total: int, capacities: list[int]) -> list[int]:
     return alloc
 
 
-def _combos(frame: Frame, sources: Sources, k: int, seed: int) -> list[dict[str, dict]]:
+def fill_combinations(frame: Frame, sources: Sources, k: int, seed: int) -> list[dict[str, dict]]:
     """Pick k distinct fill combinations, hash-ordered and balanced: pick i takes the i-th entry of a
     hash-ordered permutation of every lexicon, so every value is used evenly (a repeat is re-drawn)."""
     slots = frame.slots()
@@ -130,7 +130,7 @@ def instantiate(sources: Sources, params: CorpusParams) -> Iterator[tuple[Frame,
                                [sum(frame_capacity(f, sources) for f in g) for g in groups.values()])
             for group, share in zip(groups.values(), shares):
                 for frame, k in zip(group, _allocate(share, [frame_capacity(f, sources) for f in group])):
-                    for fills in _combos(frame, sources, k, params.seed):
+                    for fills in fill_combinations(frame, sources, k, params.seed):
                         yield frame, fills
         except DataError as exc:
             raise DataError(f"template {tid}: {exc}") from None

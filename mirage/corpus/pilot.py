@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from statsmodels.stats.proportion import proportion_confint
 
-from mirage.corpus.build import _combos, render_variant
+from mirage.corpus.build import fill_combinations, render_variant
 from mirage.corpus.params import CorpusParams
 from mirage.corpus.sources import Frame, Sources
 from mirage.io import DataError
@@ -53,7 +53,7 @@ def masked_cases(sources: Sources, p: CorpusParams, texts: MitigationTexts, harn
         seen[frame.harness] = seen.get(frame.harness, 0) + 1
         if max_cases is not None and seen[frame.harness] > max_cases:
             continue
-        for fills in _combos(frame, sources, samples, p.seed + 1):
+        for fills in fill_combinations(frame, sources, samples, p.seed + 1):
             text, _ = render_variant(frame, "en", fills, forms, p.focal_identity)
             where = f"{frame.source}: case {frame.frame_id}"
             masked = hide_identity_field(text, frame.identity_field, texts.structural.placeholder, where)
