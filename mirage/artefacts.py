@@ -79,6 +79,17 @@ def corpus() -> str:
     return f"{RESULTS}/corpus/prompts.jsonl"
 
 
+def corpus_stats() -> dict[str, str]:
+    """`mirage corpus --stats`: frames, cases, distinct words, near-duplicates, cues, Arabic coverage."""
+    d = f"{RESULTS}/corpus"
+    return {"csv": f"{d}/stats.csv", "json": f"{d}/stats.json"}
+
+
+def pilot(model: str) -> str:
+    """`mirage corpus --pilot MODEL`: the decision distribution of every identity-masked case file (App. B)."""
+    return f"{RESULTS}/corpus/pilot-{model}.json"
+
+
 def requests_dir() -> str:
     return f"{RESULTS}/requests"
 

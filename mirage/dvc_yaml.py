@@ -16,6 +16,7 @@ import click
 import yaml
 
 from mirage import artefacts
+from mirage.generate.api import PILOT_PARTITION
 from mirage.params import Params, ParamsError, load_params
 from mirage.protocol import SLICE_NAMES, WEIGHT_PROVIDERS
 
@@ -60,6 +61,9 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     for m in models:
         outs.append({artefacts.store_partition(m, slice_name): {"persist": True, "remote": COMPLETIONS}})
         outs.append({f"{artefacts.model_dir(m)}/{slice_name}": {"remote": COMPLETIONS}})
+        if slice_name == "demo":  # the demo also runs the case-file pilot (App. B) on its models
+            outs.append({artefacts.store_partition(m, PILOT_PARTITION): {"persist": True, "remote": COMPLETIONS}})
+            outs.append(artefacts.pilot(m))
     if judge:
         outs.append({artefacts.store_partition(judge, "judge"): {"persist": True, "remote": COMPLETIONS}})
     outs += [artefacts.labels(m, slice_name) for m in models]
@@ -76,7 +80,7 @@ def build(params: Params) -> dict[str, Any]:
             "deps": [artefacts.identities(), f"{artefacts.DATA}/templates", artefacts.harness_dir(),
                      artefacts.lexicon_dir(), PACKAGE],
             "params": ["corpus"],
-            "outs": [artefacts.corpus()],
+            "outs": [artefacts.corpus(), *artefacts.corpus_stats().values()],
         },
         "render": {
             "cmd": (f"python -m mirage render --corpus {artefacts.corpus()} --harness-dir {artefacts.harness_dir()}"

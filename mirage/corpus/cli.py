@@ -9,12 +9,14 @@ from pathlib import Path
 import click
 
 from mirage import artefacts
-from mirage.io import DataError, read_jsonl, write_jsonl
+from mirage.io import DataError, read_jsonl, write_json, write_jsonl
 from mirage.params import ParamsError, load_params
 
 
 def count_table(rows: list[dict]) -> str:
-    """Markdown table of prompt counts per template x split x language (lite in brackets)."""
+    """Markdown table of prompt counts per template x split x language (lite in brackets); paraphrase
+    placebo rows are left out (the summary line counts them)."""
+    rows = [r for r in rows if not r.get("paraphrase")]
     langs = sorted({r["language"] for r in rows}, key=lambda lang: (lang != "en", lang))
     total, lite = Counter(), Counter()
     for r in rows:
@@ -30,6 +32,18 @@ def count_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _stats_paths(corpus_path: Path) -> tuple[Path, Path]:
+    """Where the depth statistics go: next to the corpus (`stats.csv`, `stats.json`)."""
+    names = artefacts.corpus_stats()
+    return corpus_path.with_name(Path(names["csv"]).name), corpus_path.with_name(Path(names["json"]).name)
+
+
+def _agreement_forms(sources) -> frozenset[str]:
+    """Feminine and plural Arabic identity forms (the stats count prompts that use one)."""
+    return frozenset(v for forms in sources.identity_forms.values() for k, v in forms.get("ar", {}).items()
+                     if k.endswith("_f") or k.startswith(("pl", "dual")) or "_pl" in k)
+
+
 @click.command()
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
@@ -37,28 +51,69 @@ def count_table(rows: list[dict]) -> str:
 @click.option("--out", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True, help="Output JSONL.")
 @click.option("--check", "check_path", type=click.Path(dir_okay=False), is_flag=False, flag_value="", default=None,
               help="Only validate: an existing prompts JSONL (path, or --out when given without a value).")
-def corpus(params_path: str, data_dir: str, out: str, check_path: str | None) -> None:
+@click.option("--stats", "stats_only", is_flag=True,
+              help="Print the depth table of an existing corpus (--out) and write stats.csv/stats.json next to it.")
+@click.option("--pilot", "pilot_model", metavar="MODEL",
+              help="Calibration pilot (App. B): run every identity-masked case file through this registry model.")
+@click.option("--samples", default=5, show_default=True, type=click.IntRange(1), help="Pilot: renderings per case file.")
+@click.option("--max-tokens", default=64, show_default=True, type=click.IntRange(1), help="Pilot: output tokens per call.")
+@click.option("--temperature", default=0.7, show_default=True, type=click.FloatRange(0), help="Pilot: sampling temperature.")
+@click.option("--max-cases", type=click.IntRange(1), help="Pilot: only the first N case files of each harness (a quick check; default all).")
+@click.option("--mitigation-texts", type=click.Path(dir_okay=False), default=artefacts.mitigation_texts(), show_default=True,
+              help="Pilot: its structural placeholder masks the identity field.")
+@click.option("--pilot-out", type=click.Path(dir_okay=False), help=f"Pilot JSON.  [default: {artefacts.pilot('{model}')}]")
+def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, stats_only: bool, pilot_model: str | None,
+           samples: int, max_tokens: int, temperature: float, max_cases: int | None, mitigation_texts: str,
+           pilot_out: str | None) -> None:
     """Build the prompt table: 6 templates x 200 base prompts x 5 identity variants,
-    plus the Arabic parallel subset, with stratified lite/test splits.
+    plus the Arabic parallel subset, stratified lite/test splits, and paraphrase placebos (focal +
+    one control) for every lite base prompt. Also writes stats.csv/stats.json (frames, case files,
+    distinct words, near-duplicates, cue mix, Arabic coverage) next to the corpus.
 
     The Stage-2 validator runs on every build; any rejected pair is listed with its reason and
     nothing is written. With --check, validate an existing file instead (e.g. an edited corpus).
+
+    \b
+    Examples:
+      mirage corpus                          # build, validate, split, write
+      mirage corpus --stats                  # depth table of the built corpus
+      mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
+      mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline
     """
-    from mirage.corpus.build import build_rows
+    from mirage.corpus.build import add_paraphrases, build_rows
     from mirage.corpus.sources import load_sources
     from mirage.corpus.splits import assign_splits
+    from mirage.corpus.stats import corpus_stats, stats_table, write_stats
     from mirage.corpus.validate import Validator
 
     try:
-        p = load_params(params_path).corpus
+        params = load_params(params_path)
+        p = params.corpus
         sources = load_sources(data_dir)
-        validator = Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, p.identities)
+        if pilot_model:
+            _pilot(pilot_model, sources, p, data_dir, mitigation_texts, samples, max_tokens, temperature, max_cases,
+                   params_path, pilot_out)
+            return
+        out_path = Path(out)
+        if stats_only:
+            if not out_path.exists():
+                raise DataError(f"{out_path}: no corpus yet; run `mirage corpus` first")
+            rows = list(read_jsonl(out_path, required=("base_id", "template", "identity", "language", "text", "focal")))
+            stats = corpus_stats(rows, _agreement_forms(sources))
+            write_stats(stats, *_stats_paths(out_path))
+            click.echo(stats_table(stats))
+            click.echo(f"wrote {', '.join(map(str, _stats_paths(out_path)))}")
+            return
+        validator = Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, p.identities,
+                              sources.cue_forms(), sources.given_names())
         if check_path is not None:
             path = check_path or out
             rows = list(read_jsonl(path, required=("base_id", "identity", "language", "text", "swap_span")))
             source = path
         else:
             rows = build_rows(sources, p)
+            assign_splits(rows, p.lite_fraction, p.test_fraction, p.seed)
+            add_paraphrases(rows, sources, p)
             source = "built corpus"
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -71,8 +126,28 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None) ->
     if check_path is not None:
         click.echo(f"{source}: {len(rows)} prompts, {len({r['base_id'] for r in rows})} base prompts, all pairs valid")
         return
-    assign_splits(rows, p.lite_fraction, p.test_fraction, p.seed)
-    out_path = Path(out)
     n = write_jsonl(out_path, rows)
+    write_stats(corpus_stats(rows, _agreement_forms(sources)), *_stats_paths(out_path))
     click.echo(count_table(rows))
-    click.echo(f"wrote {n} prompts ({len({r['base_id'] for r in rows})} base prompts) to {out_path}")
+    n_para = sum(bool(r["paraphrase"]) for r in rows)
+    click.echo(f"wrote {n} prompts ({len({r['base_id'] for r in rows})} base prompts; {n_para} paraphrase placebo rows) "
+               f"to {out_path}; depth statistics: `mirage corpus --stats`")
+
+
+def _pilot(model: str, sources, p, data_dir: str, mitigation_texts: str, samples: int, max_tokens: int,
+           temperature: float, max_cases: int | None, params_path: str, pilot_out: str | None) -> None:
+    from mirage.corpus.pilot import FLAG_BELOW, MIN_PARSED, pilot_table, run_pilot
+    from mirage.render.texts import load_harnesses, load_mitigation_texts
+
+    texts = load_mitigation_texts(mitigation_texts)
+    harnesses = load_harnesses(artefacts.harness_dir(data_dir))
+    try:
+        rows = run_pilot(model, sources, p, texts, harnesses, samples, max_tokens, temperature, params_path, data_dir,
+                         max_cases)
+    except (KeyError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    path = Path(pilot_out or artefacts.pilot(model))
+    write_json(path, {"model": model, "samples": samples, "max_tokens": max_tokens, "temperature": temperature,
+                      "max_cases": max_cases, "flag_below": FLAG_BELOW, "min_parsed": MIN_PARSED, "cases": rows})
+    click.echo(pilot_table(model, rows))
+    click.echo(f"wrote {path}")

@@ -12,6 +12,14 @@ from mirage.io import DataError, load_yaml
 # {id:FORM} / {Id:FORM}: the identity swap; {lex}, {Lex}, {lex.field}: a lexicon fill (capitalised if upper).
 PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)(?::([a-z_]+)|\.([a-z_]+))?\}")
 TEMPLATE_IDS = ("T1", "T2", "T3", "T4", "T5", "T6")
+# Identity forms that are not the identity noun (§3.1 cues): `{id:name}` and `{id:attire}` take the
+# base prompt's entry of a cue lexicon, whose entries hold one matched surface form per identity.
+CUE_LEXICONS = {"name": "given_name", "attire": "attire"}
+
+
+def identity_form(text: str) -> str:
+    """The FORM of the single `{id:FORM}` swap in a frame text."""
+    return next(m.group(2) for m in PLACEHOLDER.finditer(text) if m.group(1).lower() == "id")
 
 
 @dataclass(frozen=True)
@@ -26,11 +34,25 @@ class Frame:
     harness: str | None = None
     identity_field: str | None = None
     lexicons: dict[str, list[dict]] = field(default_factory=dict)
+    paraphrase: str | None = None  # English paraphrase with the same slots (the paraphrase placebo)
+    paraphrase_identity_field: str | None = None  # T5: the identity field's label in the paraphrase
+
+    @property
+    def case_id(self) -> str | None:
+        return self.frame_id if self.template == "T5" else None
+
+    @property
+    def cue(self) -> str:
+        """How the identity is signalled (§3.1): `noun`, `name` or `attire`."""
+        form = identity_form(self.texts["en"])
+        return form if form in CUE_LEXICONS else "noun"
 
     def slots(self) -> list[str]:
-        """Lexicon names filled in this frame (sorted, the identity excluded)."""
+        """Lexicon names filled in this frame (sorted; the identity excluded, a cue lexicon included)."""
         names = {m.group(1).lower() for m in PLACEHOLDER.finditer(self.texts["en"])}
         names.discard("id")
+        if self.cue != "noun":
+            names.add(CUE_LEXICONS[self.cue])
         return sorted(names)
 
 
@@ -42,6 +64,21 @@ class Sources:
     lexicons: dict[str, list[dict]]
     frames: dict[str, list[Frame]]
     harness_meta: dict[str, dict[str, Any]]
+
+    def cue_forms(self) -> dict[str, set[str]]:
+        """identity -> every name and attire form it can take (any language): valid swap spans besides the nouns."""
+        out: dict[str, set[str]] = {}
+        for lexicon in CUE_LEXICONS.values():
+            for entry in self.lexicons.get(lexicon, []):
+                for key, value in entry.items():
+                    if key == "en" or key == "ar" or key.startswith("ar-"):
+                        for ident, form in value.items():
+                            out.setdefault(ident, set()).add(str(form))
+        return out
+
+    def given_names(self) -> list[str]:
+        """Every English given name of the name cue (they signal an identity, so they may appear only in the span)."""
+        return sorted({str(n) for e in self.lexicons.get(CUE_LEXICONS["name"], []) for n in e["en"].values()})
 
 
 def _load_yaml(path: Path, kind: type = object) -> Any:
@@ -102,20 +139,55 @@ def _frame_from(template: str, raw: dict, source: str) -> Frame:
         n_id = sum(1 for m in PLACEHOLDER.finditer(text) if m.group(1).lower() == "id")
         if n_id != 1:
             raise DataError(f"{source}: frame '{raw['id']}' ({lang}) must contain exactly one {{id:...}} swap, found {n_id}")
-    return Frame(template, raw["id"], texts, source, canonical=raw.get("canonical"))
+    paraphrase = raw.get("paraphrase")
+    if paraphrase is not None:
+        _check_paraphrase(raw["id"], raw["en"], paraphrase, source)
+    return Frame(template, raw["id"], texts, source, canonical=raw.get("canonical"), paraphrase=paraphrase)
 
 
-def _harness_frame(hid: str, raw: dict, source: str) -> Frame:
-    for key in ("case_file", "identity_field", "rubric", "instruction", "decision"):
+def _check_paraphrase(frame_id: str, text: str, paraphrase: str, source: str) -> None:
+    """A paraphrase keeps the identity cue and the fills of its frame (same meaning, same slots)."""
+    def slots(t: str) -> set[str]:
+        return {m.group(1).lower() + ("." + m.group(3) if m.group(3) else "") for m in PLACEHOLDER.finditer(t)
+                if m.group(1).lower() != "id"}
+
+    n_id = sum(1 for m in PLACEHOLDER.finditer(paraphrase) if m.group(1).lower() == "id")
+    if n_id != 1:
+        raise DataError(f"{source}: frame '{frame_id}' paraphrase must contain exactly one {{id:...}} swap, found {n_id}")
+    if identity_form(paraphrase) != identity_form(text) and CUE_LEXICONS.get(identity_form(text)):
+        raise DataError(f"{source}: frame '{frame_id}' paraphrase must keep the identity cue {{id:{identity_form(text)}}}")
+    if {s.split(".")[0] for s in slots(paraphrase)} != {s.split(".")[0] for s in slots(text)}:
+        raise DataError(f"{source}: frame '{frame_id}' paraphrase must use the same fills as the frame "
+                        f"({sorted(slots(text))}), has {sorted(slots(paraphrase))}")
+    if paraphrase.strip() == text.strip():
+        raise DataError(f"{source}: frame '{frame_id}' paraphrase is identical to the frame")
+
+
+def _harness_frames(hid: str, raw: dict, source: str) -> list[Frame]:
+    """One frame per case file of a harness (frame_id = case id); the identity sits in one field."""
+    for key in ("cases", "identity_field", "rubric", "instruction", "decision"):
         if key not in raw:
             raise DataError(f"{source}: harness {hid} is missing '{key}'")
-    fields = [f[0] for f in raw["case_file"]]
-    if raw["identity_field"] not in fields:
-        raise DataError(f"{source}: identity_field '{raw['identity_field']}' is not a case_file field ({fields})")
-    text = "\n".join(f"{name}: {value}" for name, value in raw["case_file"])
     lexicons = {n: _check_lexicon(n, e, source) for n, e in (raw.get("lexicons") or {}).items()}
-    frame = _frame_from("T5", {"id": hid, "en": text}, source)
-    return Frame("T5", hid, frame.texts, source, harness=hid, identity_field=raw["identity_field"], lexicons=lexicons)
+    relabel = raw.get("paraphrase_labels") or {}
+    frames, seen = [], set()
+    for i, case in enumerate(raw["cases"], 1):
+        cid = case.get("id") if isinstance(case, dict) else None
+        if not cid or not case.get("file"):
+            raise DataError(f"{source}: harness {hid} case {i} needs 'id' and 'file' (a list of [field, value])")
+        if cid in seen:
+            raise DataError(f"{source}: harness {hid} has two cases with id '{cid}'")
+        seen.add(cid)
+        id_field = case.get("identity_field", raw["identity_field"])
+        fields = [f[0] for f in case["file"]]
+        if fields.count(id_field) != 1:
+            raise DataError(f"{source}: case '{cid}': identity field '{id_field}' must be one case-file field ({fields})")
+        text = "\n".join(f"{name}: {value}" for name, value in case["file"])
+        para = "\n".join(f"{relabel.get(name, name)}: {value}" for name, value in case["file"]) if relabel else None
+        frame = _frame_from("T5", {"id": cid, "en": text}, source)
+        frames.append(Frame("T5", cid, frame.texts, source, harness=hid, identity_field=id_field, lexicons=lexicons,
+                            paraphrase=para, paraphrase_identity_field=relabel.get(id_field, id_field)))
+    return frames
 
 
 def load_sources(data_dir: str | Path) -> Sources:
@@ -136,7 +208,7 @@ def load_sources(data_dir: str | Path) -> Sources:
                 hpath = data_dir / "harnesses" / f"{hid}.yaml"
                 hraw = _load_yaml(hpath, dict)
                 harness_meta[hid] = hraw
-                frames[tid].append(_harness_frame(hid, hraw, str(hpath)))
+                frames[tid] += _harness_frames(hid, hraw, str(hpath))
         else:
             frames[tid] = _unique_frames([_frame_from(tid, f, str(path)) for f in raw.get("frames") or []], path)
         if not frames[tid]:

@@ -8,6 +8,9 @@ Checks, per base prompt and language, across its identity variants:
 - article_agreement / capitalisation: obvious English grammar errors (a/an, sentence-initial case);
 - variant_set: a base prompt lacks an identity variant or has one twice;
 - duplicate_base: two base prompts render the same text.
+
+Paraphrase rows (`paraphrase: true`) form their own group per base prompt: the focal identity and one
+control, checked like any other matched set. Given names of the name cue count as identity tokens.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ class Issue:
         return f"{who} {self.reason}: {self.detail}"
 
 
-def _wants_an(word: str) -> bool:
+def wants_an(word: str) -> bool:
     w = word.lower()
     if w[0].isdigit():
         return w.startswith("8") or bool(re.match(r"1[18](\D|$)", w))
@@ -48,8 +51,8 @@ def article_errors(text: str) -> list[str]:
     out = []
     for m in ARTICLE.finditer(text):
         article, word = m.group(1).lower(), m.group(2)
-        if (article == "an") != _wants_an(word):
-            out.append(f"'{m.group(0)}' should use '{'an' if _wants_an(word) else 'a'}'")
+        if (article == "an") != wants_an(word):
+            out.append(f"'{m.group(0)}' should use '{'an' if wants_an(word) else 'a'}'")
     return out
 
 
@@ -60,8 +63,13 @@ class Validator:
         presupposing_terms: list[str],
         identity_forms: dict,
         identities: Iterable[str] | None = None,
+        cue_forms: dict[str, set[str]] | None = None,
+        given_names: Iterable[str] = (),
     ):
         self._identities = sorted(identities or identity_forms)
+        self._cue_forms = cue_forms or {}
+        names = sorted(given_names, key=len, reverse=True)
+        self._names = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None
         en = sorted(identity_tokens.get("en", []), key=len, reverse=True)
         self._en = re.compile(r"\b(" + "|".join(map(re.escape, en)) + r")\b", re.IGNORECASE) if en else None
         self._ar = sorted(identity_tokens.get("ar", []), key=len, reverse=True)
@@ -72,29 +80,32 @@ class Validator:
 
     def _tokens_in(self, text: str, language: str) -> list[str]:
         if language == "en":
-            return [m.group(0) for m in self._en.finditer(text)] if self._en else []
+            found = [m.group(0) for m in self._en.finditer(text)] if self._en else []
+            return found + ([m.group(0) for m in self._names.finditer(text)] if self._names else [])
         return [t for t in self._ar if t in text]
 
     def check(self, rows: Iterable[dict]) -> list[Issue]:
         issues: list[Issue] = []
-        groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        groups: dict[tuple[str, str, bool], list[dict]] = defaultdict(list)
         for row in rows:
-            groups[(row["base_id"], row["language"])].append(row)
-        identities = self._identities
+            groups[(row["base_id"], row["language"], bool(row.get("paraphrase")))].append(row)
         seen: dict[tuple[str, str, str], str] = {}
-        for (bid, lang), variants in groups.items():
-            issues += self._check_group(bid, lang, variants, identities)
+        for (bid, lang, para), variants in groups.items():
+            issues += self._check_group(bid, lang, variants, para)
             for v in variants:
                 other = seen.setdefault((lang, v["identity"], v["text"]), bid)
                 if other != bid:
                     issues.append(Issue(bid, lang, v["identity"], "duplicate_base", f"same text as base {other}"))
         return issues
 
-    def _check_group(self, bid: str, lang: str, variants: list[dict], identities: list[str]) -> list[Issue]:
+    def _check_group(self, bid: str, lang: str, variants: list[dict], paraphrase: bool = False) -> list[Issue]:
         issues = []
         have = [v["identity"] for v in variants]
-        if sorted(have) != identities:
-            issues.append(Issue(bid, lang, None, "variant_set", f"has {sorted(have)}, expected one each of {identities}"))
+        if paraphrase:
+            if len(set(have)) != 2 or len(have) != 2 or not set(have) <= set(self._identities):
+                issues.append(Issue(bid, lang, None, "variant_set", f"paraphrase has {sorted(have)}, expected two distinct identities"))
+        elif sorted(have) != self._identities:
+            issues.append(Issue(bid, lang, None, "variant_set", f"has {sorted(have)}, expected one each of {self._identities}"))
         outside = set()
         for v in variants:
             text, (s, e) = v["text"], v["swap_span"]
@@ -102,6 +113,7 @@ class Validator:
             script = "en" if lang == "en" else "ar"
             forms = self._forms.get(v["identity"], {})
             allowed = set((forms.get(lang) or forms.get(script) or {}).values())
+            allowed |= self._cue_forms.get(v["identity"], set())
             allowed |= {f[:1].upper() + f[1:] for f in allowed}
             if span not in allowed:
                 issues.append(Issue(bid, lang, v["identity"], "span_mismatch", f"span {span!r} is not a form of '{v['identity']}'"))

@@ -14,7 +14,8 @@ from mirage.generate.runner import GenerationRun, Settings
 from mirage.generate.store import Store
 from mirage.hashing import content_hash
 
-JUDGE_PARTITION = "judge"
+JUDGE_PARTITION = "judge"  # LLM-judge calls
+PILOT_PARTITION = "pilot"  # `mirage corpus --pilot` calls
 
 
 class ChatSession:
@@ -48,20 +49,21 @@ class ChatSession:
         self.store.close()
 
 
-def open_session(model: str, params_path: str = "params.yaml", store_dir: str | None = None) -> ChatSession:
+def open_session(model: str, params_path: str = "params.yaml", store_dir: str | None = None,
+                 partition: str = JUDGE_PARTITION) -> ChatSession:
     """A ChatSession for registry model `model` as configured in params.yaml."""
     from mirage.params import load_params
 
     params = load_params(params_path)
     if model not in params.models:
         raise KeyError(f"unknown model '{model}'; registry has {', '.join(sorted(params.models))}")
-    return ChatSession(model, params.models[model], params.generate.seed, store_dir)
+    return ChatSession(model, params.models[model], params.generate.seed, store_dir, partition)
 
 
 def complete_chat(model: str, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,
-                  params_path: str = "params.yaml") -> list[str]:
+                  params_path: str = "params.yaml", partition: str = JUDGE_PARTITION) -> list[str]:
     """One-shot form of ChatSession.complete (opens and closes the store around one batch)."""
-    session = open_session(model, params_path)
+    session = open_session(model, params_path, partition=partition)
     try:
         return session.complete(conversations, max_tokens=max_tokens, temperature=temperature)
     finally:

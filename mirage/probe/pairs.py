@@ -33,7 +33,7 @@ def select_pairs(rows: list[dict], p: ProbeParams, source: str = "prompts") -> l
     `p.language`; the k-th selected base prompt overall is paired with control `controls[k % len]`."""
     variants: dict[str, dict[str, dict]] = defaultdict(dict)
     for row in rows:
-        if row["language"] == p.language and row["template"] in p.templates:
+        if row["language"] == p.language and row["template"] in p.templates and not row.get("paraphrase"):
             variants[row["base_id"]][row["identity"]] = row
     needed = {p.focal_identity, *p.controls}
     by_template: dict[str, list[str]] = defaultdict(list)

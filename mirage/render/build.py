@@ -113,7 +113,9 @@ def build(rows: list[dict], p: RenderParams, src: Sources, corpus: str) -> dict[
     """All request rows, per condition, each tagged with its slices (`corpus` names the source in errors)."""
     render = Renderer(p, src, corpus)
     out: dict[str, list[dict]] = {c: [] for c in CONDITIONS}
-    english = [r for r in rows if r["language"] == "en"]
+    # paraphrase placebo rows are baseline requests only (no RAG, no mitigation, not in the demo)
+    english = [r for r in rows if r["language"] == "en" and not r.get("paraphrase")]
+    paraphrases = {r["prompt_id"] for r in rows if r.get("paraphrase")}
 
     for r in tqdm(rows, desc="render baseline", unit="prompt", leave=False):
         for c in conditions_of(r):
@@ -148,7 +150,8 @@ def build(rows: list[dict], p: RenderParams, src: Sources, corpus: str) -> dict[
     demo = demo_selector(rows, bases_rag, p)
     for c, cond_rows in out.items():
         for row in cond_rows:
-            row["slices"] = (["demo"] if demo(row) else []) + (["lite"] if row["lite"] else []) + ["full"]
+            is_demo = demo(row) and row["prompt_id"] not in paraphrases
+            row["slices"] = (["demo"] if is_demo else []) + (["lite"] if row["lite"] else []) + ["full"]
     return out
 
 

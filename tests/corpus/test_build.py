@@ -15,7 +15,8 @@ IDENTITIES = {"muslim", "christian", "jewish", "hindu", "secular"}
 
 
 def english(rows):
-    return [r for r in rows if r["language"] == "en"]
+    """English rows of the original base prompts (paraphrase placebo rows left out)."""
+    return [r for r in rows if r["language"] == "en" and not r["paraphrase"]]
 
 
 def test_counts_match_the_paper(corpus_rows):
@@ -46,8 +47,9 @@ def test_arabic_parallel_subset(corpus_rows):
         t: 80 for t in ("T1", "T2", "T3", "T4", "T6")
     }
     assert all(r["parallel"] for r in corpus_rows if r["base_id"] in ar_bases)
-    # the Arabic identity forms are really Arabic words at the swap position
-    assert {r["swap_text"] for r in ar if r["identity"] == "muslim"} <= {"مسلم", "المسلم", "مسلمين", "مسلمان"}
+    # the Arabic identity forms are really Arabic words at the swap position (names aside)
+    muslim_forms = {"مسلم", "المسلم", "مسلمين", "مسلمان", "مسلمة", "المسلمة", "مسلمون", "مسلمات"}
+    assert {r["swap_text"] for r in ar if r["identity"] == "muslim" and r["cue"] == "noun"} <= muslim_forms
 
 
 def test_abid_probes_present_verbatim(corpus_rows):
@@ -62,15 +64,15 @@ def test_abid_probes_present_verbatim(corpus_rows):
 def test_variants_differ_only_in_swap_span(corpus_rows):
     groups = defaultdict(list)
     for r in corpus_rows:
-        groups[(r["base_id"], r["language"])].append(r)
-    for variants in groups.values():
+        groups[(r["base_id"], r["language"], r["paraphrase"])].append(r)
+    for (_, _, paraphrase), variants in groups.items():
         outside = {(r["text"][: r["swap_span"][0]], r["text"][r["swap_span"][1] :]) for r in variants}
         assert len(outside) == 1
-        assert len({r["swap_text"] for r in variants}) == 5
+        assert len({r["swap_text"] for r in variants}) == (2 if paraphrase else 5)
 
 
 def test_t5_identity_sits_once_in_its_procedural_field(corpus_rows):
-    for r in english(corpus_rows):
+    for r in corpus_rows:
         if r["template"] != "T5":
             continue
         s, e = r["swap_span"]

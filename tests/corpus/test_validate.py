@@ -32,7 +32,7 @@ def group(template: str, base_id: str = "b1", fills: dict | None = None, overrid
 @pytest.fixture(scope="module")
 def validator() -> Validator:
     s = load_sources("data")
-    return Validator(s.identity_tokens, s.presupposing_terms, s.identity_forms)
+    return Validator(s.identity_tokens, s.presupposing_terms, s.identity_forms, None, s.cue_forms(), s.given_names())
 
 
 def reasons(issues) -> set[str]:
@@ -122,7 +122,33 @@ def test_source_errors_name_the_file(tmp_path, root):
     data = tmp_path / "data"
     shutil.copytree(root / "data", data)
     t1 = data / "templates" / "T1.yaml"
-    t1.write_text(t1.read_text(encoding="utf-8").replace("{venue} in {city}", "{venu} in {city}"), encoding="utf-8")
+    t1.write_text(t1.read_text(encoding="utf-8").replace("{venue}", "{venu}"), encoding="utf-8")
     result = CliRunner().invoke(corpus, ["--data-dir", str(data), "--out", str(tmp_path / "prompts.jsonl")])
     assert result.exit_code == 1
     assert "T1.yaml: frame 'walked_venue' uses {venu} but no lexicon 'venu' exists" in result.output
+
+
+def test_name_cue_spans_are_accepted(validator):
+    names = {"muslim": "Amina", "christian": "Bernadette", "jewish": "Rivka", "hindu": "Lakshmi", "secular": "Linnea"}
+    rows = []
+    for ident, name in names.items():
+        text = f"{name} opened the bakery and"
+        rows.append({"base_id": "b1", "identity": ident, "language": "en", "text": text, "swap_span": [0, len(name)], "fills": {}})
+    assert validator.check(rows) == []
+
+
+def test_given_name_outside_the_span_is_an_identity_token(validator):
+    issues = validator.check(group("A {} baker met Yusuf and"))
+    assert reasons(issues) == {"identity_outside_span"}
+    assert all("Yusuf" in i.detail for i in issues)
+
+
+def test_attire_outside_the_span_is_an_identity_token(validator):
+    assert reasons(validator.check(group("A {} baker in a kippah said"))) == {"identity_outside_span"}
+
+
+def test_paraphrase_groups_are_a_focal_control_pair(validator):
+    pair = [dict(r, paraphrase=True, text=r["text"].replace("baker", "cook")) for r in group("A {} baker said")[:2]]
+    assert validator.check(group("A {} baker said") + pair) == []
+    three = [dict(r, paraphrase=True) for r in group("A {} cook said")[:3]]
+    assert "variant_set" in reasons(validator.check(group("A {} baker said") + three))

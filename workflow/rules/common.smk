@@ -70,8 +70,10 @@ def ready_models(slice_name):
 
 
 def slice_targets(slice_name):
-    ready_models(slice_name)
-    return [artefacts.report(slice_name), artefacts.estimate(slice_name)] + [
+    """What a slice target builds: report, estimate, probes; the demo also runs the case-file pilot (App. B)."""
+    models = ready_models(slice_name)
+    pilots = [artefacts.pilot(m) for m in models] if slice_name == "demo" else []
+    return [artefacts.report(slice_name), artefacts.estimate(slice_name), *pilots] + [
         artefacts.probe(m)["table7"] for m in probe_models(slice_name)
     ]
 

@@ -7,6 +7,7 @@ rule corpus:
         lexicons=artefacts.lexicons(),
     output:
         prompts=artefacts.corpus(),
+        **artefacts.corpus_stats(),
     params:
         corpus=PARAMS.corpus.model_dump(mode="json"),
         data_dir=lambda wildcards, input: os.path.dirname(input.identities),
