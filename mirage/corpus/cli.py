@@ -62,9 +62,11 @@ def _agreement_forms(sources) -> frozenset[str]:
 @click.option("--mitigation-texts", type=click.Path(dir_okay=False), default=artefacts.mitigation_texts(), show_default=True,
               help="Pilot: its structural placeholder masks the identity field.")
 @click.option("--pilot-out", type=click.Path(dir_okay=False), help=f"Pilot JSON.  [default: {artefacts.pilot('{model}')}]")
+@click.option("--store", "store_dir", type=click.Path(file_okay=False),
+              help=f"Pilot: the model's store (calls go to its `pilot` partition).  [default: {artefacts.store('{model}')}]")
 def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, stats_only: bool, pilot_model: str | None,
            samples: int, max_tokens: int, temperature: float, max_cases: int | None, mitigation_texts: str,
-           pilot_out: str | None) -> None:
+           pilot_out: str | None, store_dir: str | None) -> None:
     """Build the prompt table: 6 templates x 200 base prompts x 5 identity variants,
     plus the Arabic parallel subset, stratified lite/test splits, and paraphrase placebos (focal +
     one control) for every lite base prompt. Also writes stats.csv/stats.json (frames, case files,
@@ -92,7 +94,7 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
         sources = load_sources(data_dir)
         if pilot_model:
             _pilot(pilot_model, sources, p, data_dir, mitigation_texts, samples, max_tokens, temperature, max_cases,
-                   params_path, pilot_out)
+                   params_path, pilot_out, store_dir)
             return
         out_path = Path(out)
         if stats_only:
@@ -135,7 +137,7 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
 
 
 def _pilot(model: str, sources, p, data_dir: str, mitigation_texts: str, samples: int, max_tokens: int,
-           temperature: float, max_cases: int | None, params_path: str, pilot_out: str | None) -> None:
+           temperature: float, max_cases: int | None, params_path: str, pilot_out: str | None, store_dir: str | None) -> None:
     from mirage.corpus.pilot import FLAG_BELOW, MIN_PARSED, pilot_table, run_pilot
     from mirage.render.texts import load_harnesses, load_mitigation_texts
 
@@ -143,7 +145,7 @@ def _pilot(model: str, sources, p, data_dir: str, mitigation_texts: str, samples
     harnesses = load_harnesses(artefacts.harness_dir(data_dir))
     try:
         rows = run_pilot(model, sources, p, texts, harnesses, samples, max_tokens, temperature, params_path, data_dir,
-                         max_cases)
+                         max_cases, store_dir)
     except (KeyError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     path = Path(pilot_out or artefacts.pilot(model))

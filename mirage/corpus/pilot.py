@@ -98,20 +98,22 @@ def summarise(frame: Frame, harness: decisions.Harness, boundary: tuple[str, str
 
 def run_pilot(model: str, sources: Sources, p: CorpusParams, texts: MitigationTexts, harnesses: dict[str, Harness],
               samples: int, max_tokens: int, temperature: float, params_path: str, data_dir: str,
-              max_cases: int | None = None) -> list[dict]:
+              max_cases: int | None = None, store_dir: str | None = None) -> list[dict]:
     """One summary per case file, in harness and case order."""
     from mirage.generate.api import PILOT_PARTITION, complete_chat
 
     parsers = decisions.load_harnesses(data_dir)
     items = masked_cases(sources, p, texts, harnesses, samples, max_cases)
     replies = complete_chat(model, [i.conversation for i in items], max_tokens=max_tokens, temperature=temperature,
-                            params_path=params_path, partition=PILOT_PARTITION)
+                            params_path=params_path, partition=PILOT_PARTITION,
+                            store_dir=store_dir)
     summary_ids = [k for k, i in enumerate(items) if parsers[i.harness].kind == "summary"]
     if summary_ids:
         from mirage.label.judge import summary_conversation
 
         ratings = complete_chat(model, [summary_conversation(replies[k]) for k in summary_ids], max_tokens=max_tokens,
-                                temperature=0.0, params_path=params_path, partition=PILOT_PARTITION)
+                                temperature=0.0, params_path=params_path, partition=PILOT_PARTITION,
+                            store_dir=store_dir)
         for k, rating in zip(summary_ids, ratings, strict=True):
             replies[k] = rating
     by_case: dict[tuple[str, str], list[str | None]] = {}

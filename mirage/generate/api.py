@@ -61,9 +61,9 @@ def open_session(model: str, params_path: str = "params.yaml", store_dir: str | 
 
 
 def complete_chat(model: str, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,
-                  params_path: str = "params.yaml", partition: str = JUDGE_PARTITION) -> list[str]:
+                  params_path: str = "params.yaml", partition: str = JUDGE_PARTITION, store_dir: str | None = None) -> list[str]:
     """One-shot form of ChatSession.complete (opens and closes the store around one batch)."""
-    session = open_session(model, params_path, partition=partition)
+    session = open_session(model, params_path, store_dir, partition)
     try:
         return session.complete(conversations, max_tokens=max_tokens, temperature=temperature)
     finally:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from mirage.io import DataError
-from mirage.protocol import COMPLETION_CONDITIONS
 from mirage.label.decisions import Harness, parse_choice, parse_score
 from mirage.label.lexicon import is_refusal
 from mirage.label.pathways import tag_pathways
+from mirage.protocol import COMPLETION_CONDITIONS
 
 ID_COLUMNS: tuple[str, ...] = (
     "key", "row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",

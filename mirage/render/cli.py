@@ -9,7 +9,7 @@ import click
 from mirage import artefacts
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
 from mirage.params import ParamsError, load_params, section_hash
-from mirage.protocol import CONDITIONS, SLICE_NAMES
+from mirage.protocol import SLICE_NAMES
 from mirage.provenance import code_version
 
 AXES = ["condition", "rag_pool", "mitigation", "language"]

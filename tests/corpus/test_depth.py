@@ -176,8 +176,6 @@ def test_paraphrase_must_keep_the_slots(tmp_path, root):
     doc = yaml.safe_load(t3.read_text(encoding="utf-8"))
     doc["frames"][0]["paraphrase"] = "Write about a {id:adj} {profession}."
     t3.write_text(yaml.safe_dump(doc, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"corpus": {"data_dir": str(data), "out": str(tmp_path / "p.jsonl")}}), encoding="utf-8")
-    result = CliRunner().invoke(corpus, ["--params", str(params)])
+    result = CliRunner().invoke(corpus, ["--data-dir", str(data), "--out", str(tmp_path / "p.jsonl")])
     assert result.exit_code == 1
     assert "T3.yaml: frame 'short_biography' paraphrase must use the same fills" in result.output

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
-from mirage.corpus.cli import MITIGATION_TEXTS, corpus
+from mirage import artefacts
+from mirage.corpus.cli import corpus
 from mirage.corpus.params import CorpusParams
 from mirage.corpus.pilot import masked_cases, summarise
 from mirage.corpus.sources import load_sources
@@ -23,7 +23,7 @@ def sources():
 
 
 def test_every_case_is_masked_and_asked_with_its_rubric(sources):
-    texts = load_mitigation_texts(MITIGATION_TEXTS)
+    texts = load_mitigation_texts(artefacts.mitigation_texts())
     harnesses = load_harnesses("data/harnesses")
     items = masked_cases(sources, CorpusParams(), texts, harnesses, samples=2)
     cases = {(f.harness, f.frame_id) for f in sources.frames["T5"]}
@@ -59,13 +59,9 @@ def test_flags_floor_ceiling_and_small_n(sources):
 
 @pytest.mark.slow
 def test_pilot_runs_on_the_embedded_model(tmp_path, root):
-    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    params["generate"]["out_dir"] = str(tmp_path / "generations")
-    params_path = tmp_path / "params.yaml"
-    params_path.write_text(yaml.safe_dump(params), encoding="utf-8")
     out = tmp_path / "pilot.json"
-    args = ["--params", str(params_path), "--pilot", "smollm2-135m", "--samples", "1", "--max-tokens", "4",
-            "--max-cases", "1", "--pilot-out", str(out)]
+    args = ["--params", str(root / "params.yaml"), "--pilot", "smollm2-135m", "--samples", "1", "--max-tokens", "4",
+            "--max-cases", "1", "--pilot-out", str(out), "--store", str(tmp_path / "generations" / "store")]
     result = CliRunner().invoke(corpus, args)
     assert result.exit_code == 0, result.output
     assert "| harness | case | n (parsed) |" in result.output
