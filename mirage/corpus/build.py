@@ -162,7 +162,7 @@ def build_rows(sources: Sources, params: CorpusParams) -> list[dict]:
                         "prompt_id": prompt_id(bid, ident, lang, text),
                         "base_id": bid,
                         "template": frame.template,
-                        "frame": frame.frame_id,
+                        "frame_id": frame.frame_id,
                         "harness": frame.harness,
                         "identity_field": frame.identity_field,
                         "canonical": frame.canonical,

@@ -23,7 +23,7 @@ from mirage.io import DataError, read_jsonl
 
 REQUIRED = ("row_id", "request_id", "condition", "slices")
 COPIED = ("row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
-          "condition", "rag_pool", "mitigation", "lite", "split")
+          "condition", "rag_pool", "mitigation", "lite", "split", "frame_id", "case_id", "cue", "paraphrase")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from mirage.render.texts import Harness, MitigationTexts
 CORPUS_FIELDS = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split",
                  "text", "swap_span", "swap_text", "identity_field", "parallel")
 COPIED = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split")
+# Optional corpus columns carried to requests (older corpora lack them: null here, defaulted by metrics).
+CARRIED = ("frame_id", "case_id", "cue", "paraphrase")
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class Renderer:
 
 def make_row(row: dict, condition: str, rag_pool: str, mitigation: str, req: Request, retrieved: list[str]) -> dict:
     fields = req.fields()
-    out = {k: row[k] for k in COPIED}
+    out = {k: row[k] for k in COPIED} | {k: row.get(k) for k in CARRIED}
     out.update(fields)
     out.update(
         row_id="q" + content_hash([row["prompt_id"], condition, rag_pool, mitigation]),
@@ -112,7 +114,8 @@ def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dic
     """All request rows, per condition, each tagged with its slices."""
     render = Renderer(p, src)
     out: dict[str, list[dict]] = {"C1": [], "C2": [], "C3": []}
-    english = [r for r in rows if r["language"] == "en"]
+    # paraphrase variants are baseline-only placebos: no RAG or mitigation requests
+    english = [r for r in rows if r["language"] == "en" and not r.get("paraphrase")]
 
     for r in tqdm(rows, desc="render baseline", unit="prompt", leave=False):
         for c in conditions_of(r):
