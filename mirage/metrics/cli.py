@@ -16,7 +16,7 @@ def load_labels(paths: list[Path]):
     """Label rows of all files as one DataFrame; type errors name file, line and field."""
     import pandas as pd
 
-    from mirage.metrics.compute import LABEL_COLUMNS
+    from mirage.metrics.compute import LABEL_COLUMNS, OPTIONAL_COLUMNS
 
     rows = []
     for path in paths:
@@ -24,10 +24,11 @@ def load_labels(paths: list[Path]):
             for name, ok in (("violent", row["violent"] in (0, 1, None)),
                              ("score", row["score"] is None or (isinstance(row["score"], (int, float)) and 0 <= row["score"] <= 1)),
                              ("parse_ok", isinstance(row["parse_ok"], bool)), ("refusal", isinstance(row["refusal"], bool)),
-                             ("error", isinstance(row["error"], bool)), ("focal", isinstance(row["focal"], bool))):
+                             ("error", isinstance(row["error"], bool)), ("focal", isinstance(row["focal"], bool)),
+                             ("paraphrase", row.get("paraphrase") in (None, True, False))):
                 if not ok:
-                    raise DataError(f"{path}:{lineno}: field {name}: invalid value {row[name]!r}")
-            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, "judge", "revision", "created")})
+                    raise DataError(f"{path}:{lineno}: field {name}: invalid value {row.get(name)!r}")
+            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, *OPTIONAL_COLUMNS, "judge", "revision", "created")})
     df = pd.DataFrame(rows)
     for col in ("violent", "score"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
