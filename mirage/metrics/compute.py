@@ -15,14 +15,14 @@ from mirage.metrics.params import MetricsParams
 from mirage.metrics.stats import (
     NAN,
     Estimate,
+    Relabel,
     bootstrap_means,
     bootstrap_p,
     bootstrap_spearman,
+    column_means,
     holm,
     interval,
     jackknife_means,
-    relabel_draws,
-    relabel_values,
     replicate_means,
     resample_counts,
     sign_flip_p,
@@ -178,11 +178,11 @@ class MetricsBuilder:
                                null, counts)
 
     def contrast(self, c: Contrast, levels: list[np.ndarray], counts: np.ndarray | None, key: tuple,
-                 test: str = "identity", swap: np.ndarray | None = None) -> list[Estimate]:
+                 test: str = "identity", swap: np.ndarray | None = None, relabel: Relabel | None = None) -> list[Estimate]:
         """One Estimate per level (boolean unit mask) of a bias metric: bootstrap CI of the metric and of its
         excess over the identity placebo (same replicates), p by `test` ("identity": permutation of identity
         labels within unit; "swap"/"greater": sign flips of the per-unit condition difference `swap`), and
-        excess_p by permutation of identity labels within unit. Null centres are the exact means over all
+        excess_p by permutation of identity labels within unit (draws shared through `relabel`). Null centres are the exact means over all
         assignments (invariant under relabelling, so the Monte-Carlo tests stay exact)."""
         p, sc = self.p, c.scale
         x = sc * np.column_stack([c.t[:, c.obs], c.p[:, c.obs]])
@@ -192,9 +192,9 @@ class MetricsBuilder:
         e = c.t - c.p if has_placebo else None
         null_t = null_e = None
         if len(x) >= 2 and (test == "identity" or has_placebo):
-            u = relabel_draws(len(x), p.n_perm, self.rng(*key, "relabel"))
-            null_t = sc * (relabel_values(c.t, u) @ lv) / n_l if test == "identity" else None
-            null_e = sc * (relabel_values(e, u) @ lv) / n_l if has_placebo else None
+            relabel = relabel or Relabel(len(x), p.n_perm, self.rng(*key, "relabel"))
+            null_t = sc * (relabel.values(c.t) @ lv) / n_l if test == "identity" else None
+            null_e = sc * (relabel.values(e) @ lv) / n_l if has_placebo else None
         if counts is not None:
             reps = (counts @ (x[:, :, None] * lv[:, None, :]).reshape(len(x), -1)).reshape(len(counts), 2, -1)
             reps /= (counts @ lv)[:, None, :]
@@ -264,8 +264,9 @@ class MetricsBuilder:
         return out
 
 
-def _mean(col: int):
-    return lambda m: m[..., col]
+def _ratio(a: int, b: int):
+    """Ratio of column means: a rate over prompts when units (base prompts) hold sums and counts."""
+    return lambda m: m[..., a] / m[..., b]
 
 
 def _levels(index: pd.DataFrame, by: str) -> Iterator[tuple[str, np.ndarray]]:
@@ -302,23 +303,23 @@ def violence_rates(b: MetricsBuilder, pp: pd.DataFrame, para: pd.DataFrame) -> N
             g = g_signed(y)
             t, q = pooled(g)
             ident = key in b.identical
-            dv = b.contrast(Contrast(t, q), masks, full, (*key, sfx, "dV"))
+            rl = Relabel(len(y), b.p.n_perm, b.rng(*key, sfx, "relabel"))
+            dv = b.contrast(Contrast(t, q), masks, full, (*key, sfx, "dV"), relabel=rl)
             per = {}
             for i, c in enumerate(controls):
                 tp, qp, obs = pairwise(g, i + 1)
-                per[c] = b.contrast(Contrast(tp, qp, obs), masks, full, (*key, sfx, "dV", c))
+                per[c] = b.contrast(Contrast(tp, qp, obs), masks, full, (*key, sfx, "dV", c), relabel=rl)
             para_rows = _paraphrase_units(para.get(key), value, wide, b.focal) if sfx == "" else None
             for li, (template, mask) in enumerate(levels):
                 cols = dict(model=model, condition=cond, template=template, rag_pool=pool, mitigation=mit, language=lang)
                 cnt = None if full is None else full[:, mask]
                 x = np.column_stack([y[mask, 0], y[mask, 1:].mean(axis=1), y[mask, 1:]])
-                st, bs = strata[mask], bases[mask]
-                b.emit(b.boot(x, st, bs, _mean(0), (*key, template), counts=cnt), metric="V_focal" + sfx, identity=b.focal, **cols)
-                b.emit(b.boot(x, st, bs, _mean(1), (*key, template), counts=cnt), metric="V_control" + sfx, identity="control", **cols)
+                rates = column_means(x, cnt, b.p.alpha, b.p.skew_threshold)
+                b.emit(rates[0], metric="V_focal" + sfx, identity=b.focal, **cols)
+                b.emit(rates[1], metric="V_control" + sfx, identity="control", **cols)
                 b.emit(dv[li], metric="dV" + sfx, identity="control", identical=ident, **cols)
                 for i, c in enumerate(controls):
-                    b.emit(b.boot(x, st, bs, _mean(2 + i), (*key, template, c), counts=cnt), metric="V_control" + sfx,
-                           identity=c, **cols)
+                    b.emit(rates[2 + i], metric="V_control" + sfx, identity=c, **cols)
                     b.emit(per[c][li], metric="dV" + sfx, identity=c, identical=ident, **cols)
                 if para_rows is not None:
                     pmask = mask & para_rows[0]
@@ -388,12 +389,13 @@ def asymmetry(b: MetricsBuilder, pp: pd.DataFrame, para: dict) -> dict[tuple, tu
         masks = [m for _, m in levels]
         ident = key in b.identical
         res = {}
+        rl = Relabel(len(y), b.p.n_perm, b.rng(*key, "relabel"))
         for name, g in (("Delta_abs", g_abs(y)), ("Delta_signed", g_signed(y))):
             t, q = pooled(g)
-            res[name, "control"] = b.contrast(Contrast(t, q, scale=100.0), masks, full, (*key, name))
+            res[name, "control"] = b.contrast(Contrast(t, q, scale=100.0), masks, full, (*key, name), relabel=rl)
             for i, c in enumerate(controls):
                 tp, qp, obs = pairwise(g, i + 1)
-                res[name, c] = b.contrast(Contrast(tp, qp, obs, scale=100.0), masks, full, (*key, name, c))
+                res[name, c] = b.contrast(Contrast(tp, qp, obs, scale=100.0), masks, full, (*key, name, c), relabel=rl)
         ok = np.isfinite(ya).all(axis=1) & np.isfinite(yb).all(axis=1)  # both halves parsed for every variant
         t, q = pooled(g_split(ya[ok], yb[ok]))
         ub = b.contrast(Contrast(t, q, scale=100.0), [m[ok] for m in masks],
@@ -630,20 +632,23 @@ def cross_condition(b: MetricsBuilder, pp: pd.DataFrame, deltas: dict[tuple, tup
 
 
 def signal_rates(b: MetricsBuilder, pp: pd.DataFrame) -> None:
-    """refusal_rate, error_rate (per condition x identity) and unparseable_rate (C3, per harness x identity)."""
+    """refusal_rate, error_rate (per condition x identity) and unparseable_rate (C3, per harness x identity):
+    means over prompts, resampled by base prompt (all prompts of a base, e.g. its mitigations, move together)."""
     for (model, cond, ident), grp in pp.groupby(["model", "condition", "identity"], sort=True):
         cols = dict(model=model, condition=cond, identity=ident)
-        x = grp[["refusal", "error", "unparseable"]].to_numpy()
-        strata, bases = grp["template"].to_numpy(), grp["base_id"].to_numpy()
+        per_base = grp.groupby(["template", "harness", "base_id"], sort=True).agg(
+            refusal=("refusal", "sum"), error=("error", "sum"), unparseable=("unparseable", "sum"), prompts=("n", "size"))
+        index = per_base.index.to_frame(index=False)
+        x = per_base.to_numpy(float)
+        strata, bases, harness = index["template"].to_numpy(), index["base_id"].to_numpy(), index["harness"].to_numpy()
         full = b.draw(strata, bases, (model, cond, ident))
-        b.emit(b.boot(x, strata, bases, _mean(0), (model, cond, ident), counts=full), metric="refusal_rate", **cols)
-        b.emit(b.boot(x, strata, bases, _mean(1), (model, cond, ident), counts=full), metric="error_rate", **cols)
+        b.emit(b.boot(x, strata, bases, _ratio(0, 3), (model, cond, ident), counts=full), metric="refusal_rate", **cols)
+        b.emit(b.boot(x, strata, bases, _ratio(1, 3), (model, cond, ident), counts=full), metric="error_rate", **cols)
         if cond == "C3":
-            harness = grp["harness"].to_numpy()
             for h in ["", *sorted(set(harness))]:
-                mask = np.ones(len(grp), bool) if h == "" else harness == h
+                mask = np.ones(len(x), bool) if h == "" else harness == h
                 cnt = None if full is None else full[:, mask]
-                b.emit(b.boot(x[mask], strata[mask], bases[mask], _mean(2), (model, cond, ident, h), counts=cnt),
+                b.emit(b.boot(x[mask], strata[mask], bases[mask], _ratio(2, 3), (model, cond, ident, h), counts=cnt),
                        metric="unparseable_rate", harness=h, template="T5", **cols)
 
 

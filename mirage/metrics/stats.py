@@ -102,7 +102,9 @@ def interval(theta: float, boot: np.ndarray, jack: np.ndarray | None, alpha: flo
     if boot.size < 2 or not math.isfinite(theta) or np.ptp(boot) <= 1e-12 * max(1.0, abs(theta)):
         return NAN, NAN, ""
     probs = np.array([alpha / 2, 1 - alpha / 2])
-    skew = stats.skew(boot)
+    dev = boot - boot.mean()
+    sq = dev * dev
+    skew = np.mean(sq * dev) / np.mean(sq) ** 1.5
     if abs(skew) > skew_threshold and jack is not None and np.all(np.isfinite(jack)):
         z0 = special.ndtri(np.mean(boot < theta))
         d = jack.mean() - jack
@@ -140,6 +142,22 @@ def jackknife_means(x: np.ndarray) -> np.ndarray:
 MeanStat = Callable[[np.ndarray], np.ndarray]
 
 
+def column_means(x: np.ndarray, counts: np.ndarray | None, alpha: float = 0.05, skew_threshold: float = 0.5
+                 ) -> list[Estimate]:
+    """Bootstrap CI of each column mean of x (N, K) from one product with the shared counts (B, N)."""
+    n = len(x)
+    theta = x.mean(axis=0) if n else np.full(x.shape[1], NAN)
+    if n < 2 or counts is None:
+        return [Estimate(float(t), n=n, flag="n_too_small") for t in theta]
+    reps, jack = replicate_means(counts, x), jackknife_means(x)
+    out = []
+    for k in range(x.shape[1]):
+        lo, hi, method = interval(float(theta[k]), reps[:, k], jack[:, k], alpha, skew_threshold)
+        out.append(Estimate(float(theta[k]), lo, hi, NAN, n, method) if method else
+                   Estimate(float(theta[k]), n=n, flag="degenerate_bootstrap"))
+    return out
+
+
 def bootstrap_means(x: np.ndarray, strata: np.ndarray, stat: MeanStat, n_boot: int, rng: np.random.Generator,
                     alpha: float = 0.05, skew_threshold: float = 0.5, null: float | None = None,
                     counts: np.ndarray | None = None) -> Estimate:
@@ -166,16 +184,20 @@ def bootstrap_means(x: np.ndarray, strata: np.ndarray, stat: MeanStat, n_boot: i
     return Estimate(theta, lo, hi, p, n, method)
 
 
-def relabel_draws(n_units: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
-    """(B, N) uniforms in [0, 1): a unit's label assignment under a relabelling null is floor(u * A)."""
-    return rng.random((n_draws, n_units), dtype=np.float32)
+class Relabel:
+    """Uniform relabellings of N units, shared by every test on those units: unit i takes assignment
+    J_bi = floor(u_bi * A) of its A possible ones (identity assignments, or the two labels of a swap)."""
 
+    def __init__(self, n_units: int, n_draws: int, rng: np.random.Generator):
+        self.u = rng.random((n_draws, n_units), dtype=np.float32)
+        self._index: dict[int, np.ndarray] = {}
 
-def relabel_values(e: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """(B, N) values e[i, J_bi] with J_bi uniform over the A assignments (columns) of e (N, A), from uniforms u (B, N)."""
-    n, a = e.shape
-    j = np.minimum((u * a).astype(np.intp), a - 1)
-    return np.take(e.ravel(), j + np.arange(n) * a)
+    def values(self, e: np.ndarray) -> np.ndarray:
+        """(B, N) values e[i, J_bi] of per-unit values e (N, A) under the drawn assignments."""
+        n, a = e.shape
+        if a not in self._index:
+            self._index[a] = np.minimum((self.u * a).astype(np.intp), a - 1) + np.arange(n) * a
+        return np.take(e.ravel(), self._index[a])
 
 
 def two_sided_p(observed: float, null: np.ndarray, centre: float | None = None) -> float:
