@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mirage.metrics.stats import bootstrap_means, holm, resample_counts, sign_flip_p, stratified_indices
+from mirage.metrics.stats import bootstrap_means, holm, sign_flip_p, stratified_indices
 
 
 def loop_stratified_percentile(x, strata, n_boot, seed, alpha=0.05):
