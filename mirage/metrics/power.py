@@ -131,3 +131,28 @@ def format_power(rows: list[dict]) -> str:
         lines.append(f"{r['group']:<6} {r['metric']:<13} {r['n_base']:>5} {r['n_samples']:>7} {r['base_rate']:>5.2f} "
                      f"{r['holm_m']:>6} {mde:>8} {need + ' (' + format(r['target_pp'], '.0f') + ' pp)':>17}")
     return "\n".join(lines)
+
+
+def power_report(params, slice_name: str, n_models: int, requests_dir: str, base_rate: float, favourability: float,
+                 target_effect: float, target_power: float = 0.8) -> dict:
+    """`mirage estimate --power`: the power table of one slice from its rendered requests."""
+    from pathlib import Path
+
+    from mirage.generate.runner import read_requests
+    from mirage.io import DataError
+
+    rows = []
+    for cond in ("C1", "C3"):
+        path = Path(requests_dir) / f"{cond}.jsonl"
+        if not path.exists():
+            raise DataError(f"{path}: requests file not found (run `mirage render` first)")
+        rows += read_requests(path, slice_name)
+    sl = getattr(params.slices, slice_name)
+    n_samples = sl.n_samples or params.generate.n_samples
+    table = power_table(slice_groups(rows), n_samples, n_models, base_rate, favourability, target_effect, target_power,
+                        params.metrics.alpha)
+    return {"slice": slice_name, "target_power": target_power, "alpha": params.metrics.alpha, "n_models": n_models,
+            "assumptions": {"base_rate": base_rate, "favourability": favourability, "concentration": Design.concentration,
+                            "test": "identity-label permutation within base prompt (normal approximation)",
+                            "holm": "first Holm step alpha / m; m = App. G.4 family size"},
+            "rows": table, "table": format_power(table)}
