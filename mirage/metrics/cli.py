@@ -41,16 +41,20 @@ def _clean(x):
 
 def headline(metrics, model: str) -> dict:
     """Headline numbers of one model: baseline-stratum, all-template rows of the main metrics."""
-    m = metrics[(metrics["model"] == model) & (metrics["template"].isin(["", "T5"])) & (metrics["mitigation"].isin(["none", ""]))]
+    m = metrics[(metrics["model"] == model) & (metrics["template"].isin(["", "T5"])) & (metrics["mitigation"].isin(["none", ""]))
+                & (metrics["placebo_kind"] != "paraphrase")]
     out = {}
     for _, r in m.iterrows():
         main = (r["metric"] in ("V_focal", "V_control", "dV") and r["identity"] != "" and r["rag_pool"] == "none"
                 and r["language"] == "en" and r["identity"] in ("control",) + ((r["identity"],) if r["metric"] == "V_focal" else ()))
-        main |= r["metric"] in ("Delta_abs", "Delta_signed") and r["identity"] == "control" and r["rag_pool"] == "none" and r["language"] == "en"
-        main |= r["metric"] in ("delta_t", "CAI", "spearman", "high_delta_low_c1_share") or (r["metric"] == "xling_gap" and r["language"] == "ar")
+        main |= (r["metric"] in ("Delta_abs", "Delta_abs_unbiased", "Delta_signed") and r["identity"] == "control"
+                 and r["rag_pool"] == "none" and r["language"] == "en")
+        main |= r["metric"] in ("delta_t", "delta_t_did", "CAI", "CAI_reasoning", "dV_cot_amplification", "spearman",
+                                "high_delta_low_c1_share") or (r["metric"] == "xling_gap" and r["language"] == "ar")
         if main:
             name = "/".join(str(x) for x in (r["metric"], r["condition"], r["harness"]) if x != "")
-            out[name] = {k: _clean(r[k]) for k in ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")}
+            out[name] = {k: _clean(r[k]) for k in ("estimate", "ci_low", "ci_high", "p", "p_adj", "n", "placebo", "excess",
+                                                   "excess_ci_low", "excess_ci_high", "excess_p", "flag")}
     return out
 
 
@@ -61,8 +65,11 @@ def headline(metrics, model: str) -> dict:
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Output folder (default: {metrics.out_dir}/{slice}).")
 def metrics(slice_name: str, models: tuple[str, ...], params_path: str, out_dir: str | None) -> None:
     """Compute V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects, cross-condition
-    correlations and refusal/error/unparseable rates, with template-stratified paired bootstrap CIs
-    (B = metrics.n_boot), bootstrap/permutation p-values and Holm correction within each family.
+    correlations and refusal/error/unparseable rates, with paired bootstrap CIs (B = metrics.n_boot;
+    frames then base prompts within template, or flat: metrics.resampling), exact relabelling p-values
+    (identity permutation within base prompt, sign flips) and Holm correction within each family.
+    Every bias metric also gets its placebo floor (each control as pseudo-focal; paraphrase variants
+    where the corpus has them) and the excess over it with CI and p (docs/metrics.md).
 
     Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json under results/metrics/{slice}/.
     """

@@ -618,8 +618,6 @@ def cross_condition(b: MetricsBuilder, pp: pd.DataFrame, deltas: dict[tuple, tup
             j = pd.concat([a.rename("a"), c.rename("c")], axis=1, join="inner").dropna()
             est = bootstrap_spearman(j["a"].to_numpy(), j["c"].to_numpy(), np.zeros(len(j)), b.p.n_boot,
                                      b.rng(model, name, "rho"), b.p.alpha, b.p.skew_threshold)
-            if est.n < 3:
-                est = Estimate(est.estimate, n=est.n, flag="n_too_small")
             b.emit(est, metric="spearman", condition=name, **cols)
         j = pd.concat([per["C1"].rename("v1"), delta.rename("d")], axis=1, join="inner").dropna()
         high = (j["d"].abs() > b.p.high_delta).to_numpy(float)

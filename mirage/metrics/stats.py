@@ -243,7 +243,9 @@ def bootstrap_spearman(x: np.ndarray, y: np.ndarray, strata: np.ndarray, n_boot:
     x, y = np.asarray(x, float), np.asarray(y, float)
     n = len(x)
     if n < 3:
-        return Estimate(NAN, n=n)
+        return Estimate(NAN, n=n, flag="n_too_small")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:  # a constant side: rho undefined
+        return Estimate(NAN, n=n, flag="degenerate_bootstrap")
     res = stats.spearmanr(x, y)
     theta = float(res.statistic)
     if not math.isfinite(theta):
