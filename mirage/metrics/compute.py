@@ -214,7 +214,7 @@ class MetricsBuilder:
                 out.append(Estimate(theta, n=n, flag="degenerate_bootstrap", **kw))
                 continue
             if test == "identity":
-                pval = two_sided_p(theta, null_t[:, li], sc * float(c.t[mask].mean()))
+                pval = two_sided_p(theta, null_t[:, li], sc * float(c.t[mask].mean()), self.rng(*key, li, "tie"))
             elif test in ("swap", "greater"):
                 pval = sign_flip_p(swap[mask], p.n_perm, self.rng(*key, li, "flip"),
                                    "greater" if test == "greater" else "two-sided")
@@ -223,7 +223,8 @@ class MetricsBuilder:
             if has_placebo:
                 elo, ehi, _ = interval(theta - plc, tb - pb, jack[:, 0] - jack[:, 1], p.alpha, p.skew_threshold)
                 kw.update(excess_ci_low=elo, excess_ci_high=ehi,
-                          excess_p=two_sided_p(theta - plc, null_e[:, li], sc * float(e[mask].mean())))
+                          excess_p=two_sided_p(theta - plc, null_e[:, li], sc * float(e[mask].mean()),
+                                               self.rng(*key, li, "etie")))
             out.append(Estimate(theta, lo, hi, pval, n, method, **kw))
         return out
 

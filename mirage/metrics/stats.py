@@ -200,33 +200,48 @@ class Relabel:
         return np.take(e.ravel(), self._index[a])
 
 
-def two_sided_p(observed: float, null: np.ndarray, centre: float | None = None) -> float:
-    """Monte-Carlo two-sided p, (1 + #{|null - c| >= |obs - c|}) / (B + 1), c = centre of the null
-    distribution (its mean unless given); valid at any B because the observed labelling is one draw."""
+def _tied_p(greater: int, ties: int, total: int, rng: np.random.Generator | None) -> float:
+    """(greater + U * ties) / total, U ~ Uniform(0, 1] (ties include the observed labelling itself): the randomised
+    relabelling p, uniform under the null, so the test has exact size instead of being conservative where k/n rates
+    make many relabellings tie. rng=None: U = 1 (the conservative, non-randomised p)."""
+    u = 1.0 if rng is None else 1.0 - rng.random()
+    return float((greater + u * ties) / total)
+
+
+def two_sided_p(observed: float, null: np.ndarray, centre: float | None = None,
+                rng: np.random.Generator | None = None) -> float:
+    """Monte-Carlo two-sided relabelling p: the observed labelling counts as one of the B + 1 draws; a draw is
+    at least as extreme when |null - c| >= |obs - c|, c = centre of the null distribution (its mean unless
+    given; use a relabelling-invariant centre to keep the test exact). Ties randomised when `rng` is given."""
     null = null[np.isfinite(null)]
     if not math.isfinite(observed) or null.size == 0:
         return NAN
     c = float(null.mean()) if centre is None else centre
-    tol = 1e-9 * max(1.0, abs(observed))
-    return float((1 + np.sum(np.abs(null - c) >= abs(observed - c) - tol)) / (null.size + 1))
+    dist, obs = np.abs(null - c), abs(observed - c)
+    tol = 1e-9 * max(1.0, obs)
+    greater, ties = int(np.sum(dist > obs + tol)), int(np.sum(np.abs(dist - obs) <= tol)) + 1
+    return _tied_p(greater, ties, null.size + 1, rng)
 
 
-def sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator, alternative: str = "two-sided") -> float:
+def sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator, alternative: str = "two-sided",
+                randomise_ties: bool = True) -> float:
     """Paired sign-flip (label-swap) test of mean(d) = 0: each unit's difference keeps or flips its sign.
-    Exact when the 2^N sign patterns number at most n_perm (enumerated), else Monte-Carlo."""
+    Exact enumeration when the 2^N sign patterns number at most n_perm, else Monte-Carlo (observed counted
+    as one draw); ties randomised (exact size) unless randomise_ties is False."""
     d = np.asarray(d, float)
     n = len(d)
     if n < 2 or np.all(d == 0):
         return NAN
     if 2**n <= n_perm:
         signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
-        null, extra = signs @ d / n, 0
+        null, extra = signs[1:] @ d / n, 1  # pattern 0 (no flips) is the observed labelling
     else:
-        signs = 1 - 2 * (rng.random((n_perm, n)) < 0.5)
-        null, extra = signs @ d / n, 1
-    obs, tol = d.mean(), 1e-9 * max(1.0, abs(d.mean()))
-    hits = np.sum(null >= obs - tol) if alternative == "greater" else np.sum(np.abs(null) >= abs(obs) - tol)
-    return float((extra + hits) / (null.size + extra))
+        null, extra = (1 - 2 * (rng.random((n_perm, n)) < 0.5)) @ d / n, 1
+    obs = d.mean()
+    tol = 1e-9 * max(1.0, abs(obs))
+    stat, ref = (null, obs) if alternative == "greater" else (np.abs(null), abs(obs))
+    greater, ties = int(np.sum(stat > ref + tol)), int(np.sum(np.abs(stat - ref) <= tol)) + extra
+    return _tied_p(greater, ties, null.size + extra, rng if randomise_ties else None)
 
 
 def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -62,14 +62,17 @@ def test_permutation_test_matches_exact_sign_flips():
     d = x - y
     flips = np.array(list(itertools.product([1, -1], repeat=len(d))))
     exact = np.mean((flips * d).mean(axis=1) >= d.mean() - 1e-12)
-    assert abs(sign_flip_p(d, 10_000, np.random.default_rng(0), "greater") - exact) < 1e-12
+    greater = lambda **kw: sign_flip_p(d, 10_000, np.random.default_rng(0), "greater", **kw)  # noqa: E731
+    assert abs(greater(randomise_ties=False) - exact) < 1e-12
+    strict = np.mean((flips * d).mean(axis=1) > d.mean() + 1e-12)
+    assert strict < greater() <= exact  # randomised at ties: between the strict and the inclusive p
     two = np.mean(np.abs((flips * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)
-    assert abs(sign_flip_p(d, 10_000, np.random.default_rng(0)) - two) < 1e-12
+    assert abs(sign_flip_p(d, 10_000, np.random.default_rng(0), randomise_ties=False) - two) < 1e-12
     # Monte-Carlo branch (2^N > n_perm) agrees with scipy's randomised paired permutation test
     z = np.random.default_rng(2).normal(0.2, 1, 40)
     ref = stats.permutation_test((z,), np.mean, permutation_type="samples", n_resamples=20_000, random_state=3,
                                  alternative="greater").pvalue
-    assert abs(sign_flip_p(z, 20_000, np.random.default_rng(4), "greater") - ref) < 0.01
+    assert abs(sign_flip_p(z, 20_000, np.random.default_rng(4), "greater") - ref) < 0.01  # continuous: no ties
 
 
 @pytest.mark.slow
