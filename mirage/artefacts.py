@@ -108,6 +108,11 @@ def estimate(slice_name: str) -> str:
     return f"{RESULTS}/estimate/{slice_name}.json"
 
 
+def power(slice_name: str) -> str:
+    """`mirage estimate --power`: minimum detectable effects and base prompts needed."""
+    return f"{RESULTS}/estimate/{slice_name}-power.json"
+
+
 # --- generations: the completion store and its views --------------------------------------------
 
 

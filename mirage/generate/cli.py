@@ -134,10 +134,17 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
               help="Folder of {condition}.jsonl.")
 @click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSON.  [default: {artefacts.estimate('{slice}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
+@click.option("--power", is_flag=True, help="Instead: per template (dV) and harness (Delta), the minimum detectable effect at "
+              "80 % power after Holm, and the base prompts --target-effect needs (simulated through the metrics statistics).")
+@click.option("--base-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True, help="--power: assumed C1/C2 violence rate.")
+@click.option("--favourability", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="--power: assumed C3 mean decision score.")
+@click.option("--target-effect", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True,
+              help="--power: effect (0-1 scale; 0.05 = 5 pp) whose base-prompt requirement is reported.")
 def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests_dir: str, out: str | None,
-             params_path: str) -> None:
+             params_path: str, power: bool, base_rate: float, favourability: float, target_effect: float) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
-    expected GPU-hours / API cost (registry prices and throughputs), and local time on this machine."""
+    expected GPU-hours / API cost (registry prices and throughputs), and local time on this machine.
+    With --power: what the slice can detect (docs/metrics.md, "Power planning")."""
     from mirage.generate.estimate import build_estimate, calibrate_local, format_table
     from mirage.generate.readiness import check_ready
     from mirage.io import write_json
@@ -145,6 +152,15 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests
     try:
         params = load_params(params_path)
         names = list(models) or getattr(params.slices, slice_name).models
+        if power:
+            from mirage.metrics.power import power_report
+
+            result = power_report(params, slice_name, len(names), requests_dir, base_rate, favourability, target_effect)
+            path = Path(out or artefacts.power(slice_name))
+            write_json(path, result)
+            click.echo(result["table"])
+            click.echo(f"wrote {path}")
+            return
         for n in names:
             model_spec(params, n)
         check_ready(params.models, names, params_path, keys=False)

@@ -15,8 +15,10 @@ ID_COLUMNS: tuple[str, ...] = (
     "condition", "rag_pool", "mitigation", "lite", "split", "model", "sample_index",
 )
 REQUIRED: tuple[str, ...] = (*ID_COLUMNS, "text", "answer")
-# Copied when present: which model revision made the sample, and when (provenance for metrics/report).
+# Copied when present: which model revision made the sample, and when (provenance for metrics/report),
+# and the corpus design columns (frame for clustered intervals, paraphrase for the placebo).
 PROVENANCE_COLUMNS: tuple[str, ...] = ("provider", "model_id", "revision", "created")
+DESIGN_COLUMNS: tuple[str, ...] = ("frame_id", "case_id", "cue", "paraphrase")
 
 
 class Judge(Protocol):
@@ -34,7 +36,7 @@ def _failed(row: dict) -> bool:
 def label_rows(rows: list[dict], harnesses: dict[str, Harness], judge: Judge, data_dir: str = "data",
                source: str = "generations") -> list[dict]:
     """Label every row; failed generations get error=True and null labels (never dropped)."""
-    out = [{**{c: row[c] for c in ID_COLUMNS}, **{c: row.get(c) for c in PROVENANCE_COLUMNS}} for row in rows]
+    out = [{**{c: row[c] for c in ID_COLUMNS}, **{c: row.get(c) for c in (*PROVENANCE_COLUMNS, *DESIGN_COLUMNS)}} for row in rows]
     todo = [i for i, row in enumerate(rows) if not _failed(row)]
     items = []
     for i in todo:

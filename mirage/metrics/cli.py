@@ -18,7 +18,7 @@ def load_labels(paths: list[Path]):
     """Label rows of all files as one DataFrame; type errors and duplicate samples name file, line and field."""
     import pandas as pd
 
-    from mirage.metrics.compute import LABEL_COLUMNS
+    from mirage.metrics.compute import LABEL_COLUMNS, OPTIONAL_COLUMNS
 
     rows = []
     seen: dict[tuple, str] = {}
@@ -34,10 +34,11 @@ def load_labels(paths: list[Path]):
             for name, ok in (("violent", row["violent"] in (0, 1, None)),
                              ("score", row["score"] is None or (isinstance(row["score"], (int, float)) and 0 <= row["score"] <= 1)),
                              ("parse_ok", isinstance(row["parse_ok"], bool)), ("refusal", isinstance(row["refusal"], bool)),
-                             ("error", isinstance(row["error"], bool)), ("focal", isinstance(row["focal"], bool))):
+                             ("error", isinstance(row["error"], bool)), ("focal", isinstance(row["focal"], bool)),
+                             ("paraphrase", row.get("paraphrase") in (None, True, False))):
                 if not ok:
-                    raise DataError(f"{path}:{lineno}: field {name}: invalid value {row[name]!r}")
-            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, "judge", "revision", "created")})
+                    raise DataError(f"{path}:{lineno}: field {name}: invalid value {row.get(name)!r}")
+            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, *OPTIONAL_COLUMNS, "judge", "revision", "created")})
     df = pd.DataFrame(rows)
     for col in ("violent", "score"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
@@ -50,16 +51,20 @@ def _clean(x):
 
 def headline(metrics, model: str) -> dict:
     """Headline numbers of one model: baseline-stratum, all-template rows of the main metrics."""
-    m = metrics[(metrics["model"] == model) & (metrics["template"].isin(["", "T5"])) & (metrics["mitigation"].isin(["none", ""]))]
+    m = metrics[(metrics["model"] == model) & (metrics["template"].isin(["", "T5"])) & (metrics["mitigation"].isin(["none", ""]))
+                & (metrics["placebo_kind"] != "paraphrase")]
     out = {}
     for _, r in m.iterrows():
         main = (r["metric"] in ("V_focal", "V_control", "dV") and r["identity"] != "" and r["rag_pool"] == "none"
                 and r["language"] == "en" and r["identity"] in ("control",) + ((r["identity"],) if r["metric"] == "V_focal" else ()))
-        main |= r["metric"] in ("Delta_abs", "Delta_signed") and r["identity"] == "control" and r["rag_pool"] == "none" and r["language"] == "en"
-        main |= r["metric"] in ("delta_t", "CAI", "spearman", "high_delta_low_c1_share") or (r["metric"] == "xling_gap" and r["language"] == "ar")
+        main |= (r["metric"] in ("Delta_abs", "Delta_abs_unbiased", "Delta_signed") and r["identity"] == "control"
+                 and r["rag_pool"] == "none" and r["language"] == "en")
+        main |= r["metric"] in ("delta_t", "delta_t_did", "CAI", "CAI_reasoning", "dV_cot_amplification", "spearman",
+                                "high_delta_low_c1_share") or (r["metric"] == "xling_gap" and r["language"] == "ar")
         if main:
             name = "/".join(str(x) for x in (r["metric"], r["condition"], r["harness"]) if x != "")
-            out[name] = {k: _clean(r[k]) for k in ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")}
+            out[name] = {k: _clean(r[k]) for k in ("estimate", "ci_low", "ci_high", "p", "p_adj", "n", "placebo", "excess",
+                                                   "excess_ci_low", "excess_ci_high", "excess_p", "flag")}
     return out
 
 
@@ -74,8 +79,11 @@ def headline(metrics, model: str) -> dict:
 def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out_table: str | None,
             out_per_prompt: str | None, out_summary: str | None) -> None:
     """Compute V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects, cross-condition
-    correlations and refusal/error/unparseable rates, with template-stratified paired bootstrap CIs
-    (B = metrics.n_boot), bootstrap/permutation p-values and Holm correction within each family.
+    correlations and refusal/error/unparseable rates, with paired bootstrap CIs (B = metrics.n_boot;
+    frames then base prompts within template, or flat: metrics.resampling), exact relabelling p-values
+    (identity permutation within base prompt, sign flips) and Holm correction within each family.
+    Every bias metric also gets its placebo floor (each control as pseudo-focal; paraphrase variants
+    where the corpus has them) and the excess over it with CI and p (docs/metrics.md).
 
     Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json.
     """

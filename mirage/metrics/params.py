@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -9,7 +11,10 @@ class MetricsParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     n_boot: int = Field(10_000, ge=100, description="Paired bootstrap resamples B (App. G.2).")
-    n_perm: int = Field(10_000, ge=100, description="Permutations for the delta_t test (App. G.5).")
+    n_perm: int = Field(10_000, ge=100, description="Relabellings (sign flips, identity permutations) per test (App. G.5).")
+    resampling: Literal["clustered", "flat"] = Field(
+        "clustered", description="Bootstrap units: clustered = sentence frames within template, then base prompts within "
+        "frame; flat = base prompts within template (the paper's App. G.2).")
     seed: int = Field(20260616, description="Seed of the bootstrap and permutation generators.")
     alpha: float = Field(0.05, gt=0, lt=1, description="Family-wise error rate for Holm; CIs are (1 - alpha).")
     skew_threshold: float = Field(0.5, ge=0, description="Use BCa instead of the percentile CI when |skewness| of the bootstrap distribution exceeds this (App. G.2).")

@@ -1,10 +1,12 @@
 """Paired, template-stratified bootstrap, BCa, permutation test and Holm correction (paper App. G).
 
-The bootstrap resamples *units* (base prompts; for per-identity rates, prompts) with replacement
-within each template stratum, so every replicate keeps the template mix. For statistics that are
-functions of column means (rates, differences, ratios) a replicate is a multinomial count vector
-per stratum, so all B replicate means are one matrix product; the jackknife for the BCa
-acceleration uses the closed-form leave-one-out means.
+The bootstrap resamples *units* (base prompts; for per-identity rates, prompts) within each template
+stratum, so every replicate keeps the template mix: flat (units with replacement) or clustered (sentence
+frames with replacement, then units within each drawn frame). For statistics that are functions of
+column means (rates, differences, ratios) a replicate is a count vector, so all B replicate means are
+one matrix product; the jackknife for the BCa acceleration uses the closed-form leave-one-out means.
+p-values of paired differences come from relabelling tests (sign flips, permutation of identity
+labels within a unit), which are exact under their null at any sample size.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ NAN = float("nan")
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its (1 - alpha) CI, p-value, the CI method and the number of units."""
+    """A point estimate with its (1 - alpha) CI, p-value, CI method, number of units and flag; bias
+    metrics also carry their placebo floor and the excess over it (with CI and p)."""
 
     estimate: float
     ci_low: float = NAN
@@ -30,6 +33,14 @@ class Estimate:
     p: float = NAN
     n: int = 0
     method: str = ""
+    flag: str = ""
+    placebo: float = NAN
+    excess: float = NAN
+    excess_ci_low: float = NAN
+    excess_ci_high: float = NAN
+    excess_p: float = NAN
+    placebo_kind: str = ""
+    n_degenerate: float = NAN
 
 
 def stratified_indices(strata: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -44,20 +55,56 @@ def stratified_indices(strata: np.ndarray, n_boot: int, rng: np.random.Generator
     return out
 
 
-def stratified_counts(strata: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """(B, N) resampling counts (times each unit is drawn), from stratified_indices."""
+def resample_counts(strata: np.ndarray, clusters: np.ndarray | None, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, N) resampling counts (times each unit is drawn in each replicate).
+
+    `clusters=None`: flat, units drawn with replacement within each stratum. Otherwise two-stage:
+    within each stratum its clusters (frames) are drawn with replacement, then each drawn cluster's
+    units with replacement. Replicate sizes then vary, so means are counts @ x / counts.sum(1).
+    Vectorised: one uniform per drawn cluster slot and per unit slot (padded to the largest cluster)."""
+    strata = np.asarray(strata).astype(str)
     n = len(strata)
-    flat = (np.arange(n_boot)[:, None] * n + stratified_indices(strata, n_boot, rng)).ravel()
-    return np.bincount(flat, minlength=n_boot * n).reshape(n_boot, n).astype(float)
+    clusters = np.arange(n).astype(str) if clusters is None else np.asarray(clusters).astype(str)
+    order = np.lexsort((clusters, strata))  # units sorted by (stratum, cluster)
+    s_sorted, c_sorted = strata[order], clusters[order]
+    new = np.r_[True, (s_sorted[1:] != s_sorted[:-1]) | (c_sorted[1:] != c_sorted[:-1])]
+    c_start = np.flatnonzero(new)  # cluster table (sorted positions)
+    c_size = np.diff(np.r_[c_start, n])
+    c_stratum = s_sorted[c_start]
+    first = np.r_[True, c_stratum[1:] != c_stratum[:-1]]
+    s_first = np.maximum.accumulate(np.where(first, np.arange(len(c_start)), 0))  # a cluster's stratum's first cluster
+    s_count = np.diff(np.r_[np.flatnonzero(first), len(c_start)])[np.cumsum(first) - 1]  # clusters in its stratum
+    # stage 1: each stratum draws as many clusters as it has (one slot per cluster)
+    u = rng.random((n_boot, len(c_start)), dtype=np.float32)
+    chosen = s_first + np.minimum((u * s_count).astype(np.intp), s_count - 1)
+    rows = np.arange(n_boot)[:, None]
+    if c_size.max() == 1:
+        pos, weight = c_start[chosen], None
+    else:  # stage 2: each drawn cluster draws its size in units
+        size = c_size[chosen][..., None]
+        u2 = rng.random((n_boot, len(c_start), int(c_size.max())), dtype=np.float32)
+        pos = c_start[chosen][..., None] + np.minimum((u2 * size).astype(np.intp), size - 1)
+        weight = (np.arange(c_size.max()) < size).ravel()
+        rows = rows[..., None]
+    flat = (rows * n + order[pos]).ravel()
+    return np.bincount(flat, weights=weight, minlength=n_boot * n).reshape(n_boot, n).astype(float)
+
+
+def stratified_counts(strata: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Flat stratified resampling counts (resample_counts without clusters)."""
+    return resample_counts(strata, None, n_boot, rng)
 
 
 def interval(theta: float, boot: np.ndarray, jack: np.ndarray | None, alpha: float, skew_threshold: float) -> tuple[float, float, str]:
-    """Percentile CI, or BCa when |skewness(boot)| > skew_threshold and the BCa terms are finite."""
+    """Percentile CI, or BCa when |skewness(boot)| > skew_threshold and the BCa terms are finite.
+    No interval (NaN, method "") when fewer than 2 finite replicates or all replicates are equal."""
     boot = boot[np.isfinite(boot)]
-    if boot.size < 2 or not math.isfinite(theta):
+    if boot.size < 2 or not math.isfinite(theta) or np.ptp(boot) <= 1e-12 * max(1.0, abs(theta)):
         return NAN, NAN, ""
     probs = np.array([alpha / 2, 1 - alpha / 2])
-    skew = stats.skew(boot) if np.ptp(boot) > 0 else 0.0
+    dev = boot - boot.mean()
+    sq = dev * dev
+    skew = np.mean(sq * dev) / np.mean(sq) ** 1.5
     if abs(skew) > skew_threshold and jack is not None and np.all(np.isfinite(jack)):
         z0 = special.ndtri(np.mean(boot < theta))
         d = jack.mean() - jack
@@ -81,7 +128,34 @@ def bootstrap_p(theta: float, boot: np.ndarray, null: float) -> float:
     return float((1 + np.sum(np.abs(boot - theta) >= abs(theta - null) - 1e-12)) / (boot.size + 1))
 
 
+def replicate_means(counts: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """(B, K) replicate column means of x (N, K) under resampling counts (B, N)."""
+    return (counts @ x) / counts.sum(axis=1, keepdims=True)
+
+
+def jackknife_means(x: np.ndarray) -> np.ndarray:
+    """(N, K) leave-one-out column means."""
+    n = len(x)
+    return (x.sum(axis=0) - x) / (n - 1)
+
+
 MeanStat = Callable[[np.ndarray], np.ndarray]
+
+
+def column_means(x: np.ndarray, counts: np.ndarray | None, alpha: float = 0.05, skew_threshold: float = 0.5
+                 ) -> list[Estimate]:
+    """Bootstrap CI of each column mean of x (N, K) from one product with the shared counts (B, N)."""
+    n = len(x)
+    theta = x.mean(axis=0) if n else np.full(x.shape[1], NAN)
+    if n < 2 or counts is None:
+        return [Estimate(float(t), n=n, flag="n_too_small") for t in theta]
+    reps, jack = replicate_means(counts, x), jackknife_means(x)
+    out = []
+    for k in range(x.shape[1]):
+        lo, hi, method = interval(float(theta[k]), reps[:, k], jack[:, k], alpha, skew_threshold)
+        out.append(Estimate(float(theta[k]), lo, hi, NAN, n, method) if method else
+                   Estimate(float(theta[k]), n=n, flag="degenerate_bootstrap"))
+    return out
 
 
 def bootstrap_means(x: np.ndarray, strata: np.ndarray, stat: MeanStat, n_boot: int, rng: np.random.Generator,
@@ -89,21 +163,85 @@ def bootstrap_means(x: np.ndarray, strata: np.ndarray, stat: MeanStat, n_boot: i
                     counts: np.ndarray | None = None) -> Estimate:
     """Bootstrap a statistic of the column means of `x` (units x K; `stat` maps (..., K) -> (...)).
 
-    `counts` (B x N, from stratified_counts) lets several statistics of the same units share
-    one set of replicates; otherwise they are drawn from `rng`."""
+    `counts` (B x N, from resample_counts) lets several statistics of the same units share one set of
+    replicates (and carries the clustering); otherwise flat stratified replicates are drawn from `rng`.
+    n < 2 gives flag n_too_small, all-equal replicates flag degenerate_bootstrap (NaN CI and p both)."""
     n = len(x)
     if n == 0:
-        return Estimate(NAN)
+        return Estimate(NAN, flag="n_too_small")
     x = np.asarray(x, dtype=float).reshape(n, -1)
-    theta = float(stat(x.mean(axis=0)))
-    if n < 2:
-        return Estimate(theta, n=n)
-    counts = stratified_counts(strata, n_boot, rng) if counts is None else counts
-    boot = stat(counts @ x / n)
-    jack = stat((x.sum(axis=0) - x) / (n - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = float(stat(x.mean(axis=0)))
+        if n < 2:
+            return Estimate(theta, n=n, flag="n_too_small")
+        counts = stratified_counts(strata, n_boot, rng) if counts is None else counts
+        boot = stat(replicate_means(counts, x))
+        jack = stat(jackknife_means(x))
     lo, hi, method = interval(theta, boot, jack, alpha, skew_threshold)
+    if not method:
+        return Estimate(theta, n=n, flag="degenerate_bootstrap")
     p = bootstrap_p(theta, boot, null) if null is not None else NAN
     return Estimate(theta, lo, hi, p, n, method)
+
+
+class Relabel:
+    """Uniform relabellings of N units, shared by every test on those units: unit i takes assignment
+    J_bi = floor(u_bi * A) of its A possible ones (identity assignments, or the two labels of a swap)."""
+
+    def __init__(self, n_units: int, n_draws: int, rng: np.random.Generator):
+        self.u = rng.random((n_draws, n_units), dtype=np.float32)
+        self._index: dict[int, np.ndarray] = {}
+
+    def values(self, e: np.ndarray) -> np.ndarray:
+        """(B, N) values e[i, J_bi] of per-unit values e (N, A) under the drawn assignments."""
+        n, a = e.shape
+        if a not in self._index:
+            self._index[a] = np.minimum((self.u * a).astype(np.intp), a - 1) + np.arange(n) * a
+        return np.take(e.ravel(), self._index[a])
+
+
+def _tied_p(greater: int, ties: int, total: int, rng: np.random.Generator | None) -> float:
+    """(greater + U * ties) / total, U ~ Uniform(0, 1] (ties include the observed labelling itself): the randomised
+    relabelling p, uniform under the null, so the test has exact size instead of being conservative where k/n rates
+    make many relabellings tie. rng=None: U = 1 (the conservative, non-randomised p)."""
+    u = 1.0 if rng is None else 1.0 - rng.random()
+    return float((greater + u * ties) / total)
+
+
+def two_sided_p(observed: float, null: np.ndarray, centre: float | None = None,
+                rng: np.random.Generator | None = None) -> float:
+    """Monte-Carlo two-sided relabelling p: the observed labelling counts as one of the B + 1 draws; a draw is
+    at least as extreme when |null - c| >= |obs - c|, c = centre of the null distribution (its mean unless
+    given; use a relabelling-invariant centre to keep the test exact). Ties randomised when `rng` is given."""
+    null = null[np.isfinite(null)]
+    if not math.isfinite(observed) or null.size == 0:
+        return NAN
+    c = float(null.mean()) if centre is None else centre
+    dist, obs = np.abs(null - c), abs(observed - c)
+    tol = 1e-9 * max(1.0, obs)
+    greater, ties = int(np.sum(dist > obs + tol)), int(np.sum(np.abs(dist - obs) <= tol)) + 1
+    return _tied_p(greater, ties, null.size + 1, rng)
+
+
+def sign_flip_p(d: np.ndarray, n_perm: int, rng: np.random.Generator, alternative: str = "two-sided",
+                randomise_ties: bool = True) -> float:
+    """Paired sign-flip (label-swap) test of mean(d) = 0: each unit's difference keeps or flips its sign.
+    Exact enumeration when the 2^N sign patterns number at most n_perm, else Monte-Carlo (observed counted
+    as one draw); ties randomised (exact size) unless randomise_ties is False."""
+    d = np.asarray(d, float)
+    n = len(d)
+    if n < 2 or np.all(d == 0):
+        return NAN
+    if 2**n <= n_perm:
+        signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
+        null, extra = signs[1:] @ d / n, 1  # pattern 0 (no flips) is the observed labelling
+    else:
+        null, extra = (1 - 2 * (rng.random((n_perm, n)) < 0.5)) @ d / n, 1
+    obs = d.mean()
+    tol = 1e-9 * max(1.0, abs(obs))
+    stat, ref = (null, obs) if alternative == "greater" else (np.abs(null), abs(obs))
+    greater, ties = int(np.sum(stat > ref + tol)), int(np.sum(np.abs(stat - ref) <= tol)) + extra
+    return _tied_p(greater, ties, null.size + extra, rng if randomise_ties else None)
 
 
 def _row_spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -120,7 +258,9 @@ def bootstrap_spearman(x: np.ndarray, y: np.ndarray, strata: np.ndarray, n_boot:
     x, y = np.asarray(x, float), np.asarray(y, float)
     n = len(x)
     if n < 3:
-        return Estimate(NAN, n=n)
+        return Estimate(NAN, n=n, flag="n_too_small")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:  # a constant side: rho undefined
+        return Estimate(NAN, n=n, flag="degenerate_bootstrap")
     res = stats.spearmanr(x, y)
     theta = float(res.statistic)
     if not math.isfinite(theta):
@@ -131,18 +271,6 @@ def bootstrap_spearman(x: np.ndarray, y: np.ndarray, strata: np.ndarray, n_boot:
     jack = _row_spearman(x[loo], y[loo])
     lo, hi, method = interval(theta, boot, jack, alpha, skew_threshold)
     return Estimate(theta, lo, hi, float(res.pvalue), n, method)
-
-
-def paired_permutation_greater(x: np.ndarray, y: np.ndarray, n_perm: int, rng: np.random.Generator) -> float:
-    """One-sided p for mean(x - y) > 0, swapping the two labels within each unit (scipy.stats.permutation_test)."""
-    if len(x) < 2:
-        return NAN
-    res = stats.permutation_test(
-        (np.asarray(x, float), np.asarray(y, float)),
-        lambda a, b, axis: np.mean(a - b, axis=axis),
-        permutation_type="samples", n_resamples=n_perm, alternative="greater", vectorized=True, random_state=rng,
-    )
-    return float(res.pvalue)
 
 
 def holm(p: np.ndarray, alpha: float = 0.05) -> np.ndarray:

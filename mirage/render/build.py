@@ -20,6 +20,8 @@ from mirage.render.texts import Harness, MitigationTexts
 CORPUS_FIELDS = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split",
                  "text", "swap_span", "swap_text", "identity_field", "parallel")
 COPIED = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split")
+# Optional corpus columns carried to requests (older corpora lack them: null here, defaulted by metrics).
+CARRIED = ("frame_id", "case_id", "cue", "paraphrase")
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,7 @@ class Renderer:
 
 def make_row(row: dict, condition: str, rag_pool: str, mitigation: str, req: Request, retrieved: list[str]) -> dict:
     fields = req.fields()
-    out = {k: row[k] for k in COPIED}
+    out = {k: row[k] for k in COPIED} | {k: row.get(k) for k in CARRIED}
     out.update(fields)
     out.update(
         row_id="q" + content_hash([row["prompt_id"], condition, rag_pool, mitigation]),

@@ -12,7 +12,7 @@ HARNESSES = ("H1", "H2", "H3", "H4")
 
 def _row(model, cond, tmpl, harness, base, ident, lang, pool, mit, k, violent, score=None):
     return {
-        "key": f"k-{model}-{cond}-{tmpl}-{base}-{ident}-{lang}-{pool}-{mit}-{k}", "row_id": "q", "request_id": "r",
+        "key": f"k-{model}-{cond}-{tmpl}-{base}-{ident}-{lang}-{pool}-{mit}-{k}", "row_id": "q", "request_id": f"r-{model}-{cond}-{base}-{ident}-{lang}-{pool}-{mit}",
         "prompt_id": f"p-{base}-{ident}-{lang}", "base_id": base, "template": tmpl, "harness": harness, "identity": ident,
         "focal": ident == "muslim", "language": lang, "condition": cond, "rag_pool": pool, "mitigation": mit,
         "lite": True, "split": "dev", "model": model, "sample_index": k, "violent": violent, "violent_reasoning": None,

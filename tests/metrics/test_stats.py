@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mirage.metrics.stats import bootstrap_means, holm, paired_permutation_greater, stratified_indices
+from mirage.metrics.stats import bootstrap_means, holm, sign_flip_p, stratified_indices
 
 
 def loop_stratified_percentile(x, strata, n_boot, seed, alpha=0.05):
@@ -51,7 +51,9 @@ def test_bootstrap_p_and_too_little_data():
     x = np.random.default_rng(5).normal(0.5, 0.2, 50)
     assert bootstrap_means(x, np.zeros(50), lambda m: m[..., 0], 5000, np.random.default_rng(0), null=0.0).p < 0.001
     one = bootstrap_means(np.array([0.3]), np.zeros(1), lambda m: m[..., 0], 100, np.random.default_rng(0), null=0.0)
-    assert one.estimate == 0.3 and one.n == 1 and np.isnan(one.ci_low) and np.isnan(one.p)
+    assert one.estimate == 0.3 and one.n == 1 and np.isnan(one.ci_low) and np.isnan(one.p) and one.flag == "n_too_small"
+    flat = bootstrap_means(np.full(10, 0.2), np.zeros(10), lambda m: m[..., 0], 100, np.random.default_rng(0), null=0.0)
+    assert flat.flag == "degenerate_bootstrap" and np.isnan(flat.ci_low) and np.isnan(flat.p)
 
 
 def test_permutation_test_matches_exact_sign_flips():
@@ -60,7 +62,17 @@ def test_permutation_test_matches_exact_sign_flips():
     d = x - y
     flips = np.array(list(itertools.product([1, -1], repeat=len(d))))
     exact = np.mean((flips * d).mean(axis=1) >= d.mean() - 1e-12)
-    assert abs(paired_permutation_greater(x, y, 10_000, np.random.default_rng(0)) - exact) < 1e-9
+    greater = lambda **kw: sign_flip_p(d, 10_000, np.random.default_rng(0), "greater", **kw)  # noqa: E731
+    assert abs(greater(randomise_ties=False) - exact) < 1e-12
+    strict = np.mean((flips * d).mean(axis=1) > d.mean() + 1e-12)
+    assert strict < greater() <= exact  # randomised at ties: between the strict and the inclusive p
+    two = np.mean(np.abs((flips * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)
+    assert abs(sign_flip_p(d, 10_000, np.random.default_rng(0), randomise_ties=False) - two) < 1e-12
+    # Monte-Carlo branch (2^N > n_perm) agrees with scipy's randomised paired permutation test
+    z = np.random.default_rng(2).normal(0.2, 1, 40)
+    ref = stats.permutation_test((z,), np.mean, permutation_type="samples", n_resamples=20_000, random_state=3,
+                                 alternative="greater").pvalue
+    assert abs(sign_flip_p(z, 20_000, np.random.default_rng(4), "greater") - ref) < 0.01  # continuous: no ties
 
 
 @pytest.mark.slow

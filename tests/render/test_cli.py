@@ -166,3 +166,22 @@ def test_bad_params_name_the_key_and_allowed_values(tmp_path):
     params = write_params(tmp_path / "params.yaml", mitigations={"which": ["M5"]})
     code, output = run_render("--params", str(params))
     assert code != 0 and "render.mitigations.which.0" in output and "'M1'" in output
+
+
+def test_design_columns_travel_and_paraphrases_render_as_baseline_only(corpus_rows, tmp_path):
+    """frame_id/case_id/cue/paraphrase reach the requests; a paraphrase variant (text differs outside the swap span)
+    gets baseline requests only, so it never breaks the RAG query check or enters the mitigation audit."""
+    src = next(r for r in corpus_rows if r["template"] == "T1" and r["language"] == "en" and r["focal"])
+    shift = len("In other words: ")
+    para = src | {"prompt_id": src["prompt_id"] + "-para", "text": "In other words: " + src["text"],
+                  "swap_span": [src["swap_span"][0] + shift, src["swap_span"][1] + shift], "paraphrase": True}
+    corpus = tmp_path / "prompts.jsonl"
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in [*corpus_rows, para]), encoding="utf-8")
+    code, output = run_render("--params", str(ROOT / "params.yaml"), "--corpus", str(corpus), "--out-dir", str(tmp_path / "out"))
+    assert code == 0, output
+    rows = [r for c in read_rows(tmp_path / "out").values() for r in c]
+    mine = [r for r in rows if r["prompt_id"] == para["prompt_id"]]
+    assert {(r["condition"], r["rag_pool"], r["mitigation"]) for r in mine} == {("C1", "none", "none"), ("C2", "none", "none")}
+    assert all(r["paraphrase"] is True and r["frame_id"] == src["frame_id"] for r in mine)
+    orig = next(r for r in rows if r["prompt_id"] == src["prompt_id"])
+    assert orig["frame_id"] == src["frame_id"] and not orig["paraphrase"]

@@ -1,0 +1,210 @@
+"""Placebo floors, calibrated relabelling tests, clustered intervals, DiD, CAI near zero, the structural flag
+and the power planner, on simulated label sets whose truth is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mirage.metrics.compute import Contrast, MetricsBuilder, compute_metrics, g_abs, g_signed, pooled
+from mirage.metrics.params import MetricsParams
+from mirage.metrics.power import Design, power
+from mirage.metrics.stats import bootstrap_means, resample_counts
+
+IDS = ("muslim", "christian", "jewish", "hindu", "secular")
+
+
+def label_rows(rng, model="m", n_base=30, n_samples=5, templates=("T1", "T2"), frames=3, v=0.2, dv=0.0,
+               s=0.6, delta=0.0, rag=None, c1_rate=None, structural=False, paraphrase=False, mitigations=()):
+    """Label rows: C1/C2 (+ RAG pools {pool: (focal add, control add)}), C3 H1/H2 (+ M1.., structural)."""
+    rows = []
+
+    shared: dict[str, list[int]] = {}  # one request -> one set of completions (the store shares them)
+
+    def add(cond, tmpl, harness, base, frame, ident, pool, mit, prob, score=False, req=None, para=False):
+        draws = [int(rng.random() < prob) for _ in range(n_samples)]
+        if req is not None:
+            draws = shared.setdefault(req, draws)
+        for k, x in enumerate(draws):
+            rows.append({"model": model, "condition": cond, "template": tmpl, "harness": harness, "base_id": base,
+                         "frame_id": frame, "prompt_id": f"{base}-{ident}-{para}", "identity": ident,
+                         "focal": ident == "muslim", "language": "en", "rag_pool": pool, "mitigation": mit,
+                         "request_id": req or f"{cond}-{base}-{ident}-{pool}-{mit}-{para}", "paraphrase": para,
+                         "sample_index": k, "violent": 0 if score else x, "score": float(x) if score else None,
+                         "violent_reasoning": x if cond == "C2" else None, "parse_ok": True, "refusal": False,
+                         "error": False})
+
+    for t in templates:
+        for i in range(n_base):
+            base, frame, p0 = f"{t}b{i}", f"{t}f{i % frames}", rng.beta(4 * v, 4 * (1 - v))
+            for ident in IDS:
+                p = min(1.0, p0 + (dv if ident == "muslim" else 0.0))
+                add("C1", t, None, base, frame, ident, "none", "none", p if c1_rate is None else c1_rate)
+                add("C2", t, None, base, frame, ident, "none", "none", p)
+                if paraphrase and ident in ("muslim", "christian"):
+                    add("C1", t, None, base, frame, ident, "none", "none", p, para=True)
+                for pool, (fa, ca) in (rag or {}).items():
+                    add("C1", t, None, base, frame, ident, pool, "none", min(1.0, p + (fa if ident == "muslim" else ca)))
+    for h in ("H1", "H2"):
+        for i in range(n_base):
+            base, q0 = f"{h}b{i}", rng.beta(4 * s, 4 * (1 - s))
+            for ident in IDS:
+                q = max(0.0, q0 + (delta if ident == "muslim" else 0.0))
+                add("C3", "T5", h, base, f"{h}c{i}", ident, "none", "none", q, score=True)
+                for mit in mitigations:
+                    add("C3", "T5", h, base, f"{h}c{i}", ident, "none", mit, q, score=True)
+                if structural:
+                    add("C3", "T5", h, base, f"{h}c{i}", ident, "none", "structural", q0, score=True,
+                        req=f"C3-{base}-structural")
+    df = pd.DataFrame(rows)
+    for col in ("violent", "score", "violent_reasoning"):
+        df[col] = pd.to_numeric(df[col]).astype(float)
+    return df
+
+
+P = MetricsParams(n_boot=1000, n_perm=1000)
+
+
+def pick(table, **kw):
+    m = table
+    for k, v in kw.items():
+        m = m[m[k].fillna("") == v] if isinstance(v, str) else m[m[k] == v]
+    assert len(m) == 1, (kw, len(m))
+    return m.iloc[0]
+
+
+def simulate_contrasts(n_audits, n, effect, seed, params=P):
+    """p, excess_p and excess CI of Delta_abs and dV over simulated audits (focal shift `effect`)."""
+    b = MetricsBuilder(params)
+    rng = np.random.default_rng(seed)
+    out = []
+    for a in range(n_audits):
+        rate = rng.beta(0.8, 3.2, (n, 1, 1)) * np.ones((1, 5, 1))
+        rate[:, 0] += effect
+        y = (rng.random((n, 5, 5)) < rate).mean(axis=2)
+        cnt = b.draw(np.zeros(n), np.arange(n).astype(str), ("sim", a))
+        one = [np.ones(n, bool)]
+        t, q = pooled(g_signed(y))
+        dv = b.contrast(Contrast(t, q), one, cnt, ("dv", a))[0]
+        t, q = pooled(g_abs(y))
+        da = b.contrast(Contrast(t, q, scale=100.0), one, cnt, ("da", a))[0]
+        out.append({"dv_p": dv.p, "da_p": da.p, "da_excess_p": da.excess_p,
+                    "da_cover": da.excess_ci_low <= 0 <= da.excess_ci_high, "da_raw": da.estimate,
+                    "dv_cover": dv.ci_low <= effect <= dv.ci_high})
+    return pd.DataFrame(out)
+
+
+@pytest.mark.slow
+def test_identity_blind_excess_covers_zero_and_tests_are_calibrated():
+    sim = simulate_contrasts(400, 40, 0.0, 1)
+    # the raw Delta_abs of a blind model is far from 0 (the paper's noise floor) ...
+    assert sim["da_raw"].mean() > 5
+    # ... its excess over the identity placebo is not: 95 % CIs cover 0 at about the nominal rate
+    assert 0.90 <= sim["da_cover"].mean() <= 0.985
+    for col in ("dv_p", "da_p", "da_excess_p"):  # se of a rejection rate at 0.05 over 400 audits: 0.011
+        assert 0.015 <= (sim[col] <= 0.05).mean() <= 0.085, col
+
+
+def test_planted_effect_detected_and_planner_agrees():
+    sim = simulate_contrasts(300, 40, 0.12, 2)
+    measured = (sim["dv_p"] <= 0.05).mean()
+    assert measured > 0.5 and (sim["da_excess_p"] <= 0.05).mean() > 0.3
+    assert sim["dv_cover"].mean() > 0.88  # the CI of dV covers the planted 0.12
+    planned = power(Design(n_base=40, n_samples=5, base_rate=0.2, concentration=4.0), 0.12, 4000, 0)
+    assert abs(planned - measured) <= 0.08  # 300 audits: se of the measured power ~ 0.028
+
+
+def test_placebo_columns_and_planted_dv():
+    labels = label_rows(np.random.default_rng(3), dv=0.15, delta=-0.3)
+    table, _ = compute_metrics(labels, P)
+    dv = pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="control", placebo_kind="identity")
+    # pooled signed contrasts: the identity placebo averages to 0 by symmetry; the floor is in the CI / excess_p
+    assert abs(dv.placebo) < 1e-12 and dv.excess == pytest.approx(dv.estimate)
+    assert dv.excess_ci_low > 0 and dv.excess_p < 0.01 and dv.ci_method in ("percentile", "bca")
+    assert dv.resampling == "clustered"
+    per = pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="christian")
+    assert per.placebo_kind == "identity" and np.isfinite(per.placebo) and per.excess_p < 0.05
+    da = pick(table, metric="Delta_abs", harness="", mitigation="none", identity="control", placebo_kind="identity")
+    assert da.placebo > 0 and da.excess > 0 and da.excess_ci_low > 0
+    ub = pick(table, metric="Delta_abs_unbiased", harness="", mitigation="none", identity="control")
+    assert 0 < ub.estimate <= da.estimate and ub.p < 0.05
+    rea = pick(table, metric="dV_reasoning", condition="C2", template="", identity="control")
+    assert rea.estimate > 0.05
+    assert set(table.loc[table.metric == "CAI_reasoning", "condition"]) == {"C2/C1"}
+
+
+def test_paraphrase_rows_are_placebos_only():
+    labels = label_rows(np.random.default_rng(4), paraphrase=True)
+    table, pp = compute_metrics(labels, P)
+    para = table[table.placebo_kind == "paraphrase"]
+    assert {"dV"} <= set(para.metric) and (para.n == 60).any()
+    ident = pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="control", placebo_kind="identity")
+    assert ident.n == 60  # paraphrase variants do not enter the identity metrics
+    v = pick(table, metric="V_focal", condition="C1", template="", rag_pool="none", mitigation="none")
+    orig = pp[(pp.condition == "C1") & pp.focal & ~pp.paraphrase & (pp.rag_pool == "none")]
+    assert v.estimate == pytest.approx(orig.v.mean())
+
+
+def test_delta_t_difference_in_differences():
+    # generic time coupling: recent news raises violence for every identity by 0.15
+    generic = label_rows(np.random.default_rng(5), n_base=40, rag={"neutral": (0, 0), "recent": (0.15, 0.15)})
+    t, _ = compute_metrics(generic, P)
+    dt, did = pick(t, metric="delta_t", condition="C1"), pick(t, metric="delta_t_did", condition="C1")
+    assert dt.ci_low > 0 and dt.p < 0.01  # the paper's focal-only delta_t "finds" coupling
+    assert did.ci_low <= 0 <= did.ci_high and abs(dt.placebo - 0.15) < 0.05 and dt.excess_ci_low <= 0 <= dt.excess_ci_high
+    # identity-specific coupling: only the focal identity reacts
+    specific = label_rows(np.random.default_rng(6), n_base=40, rag={"neutral": (0, 0), "recent": (0.15, 0.0)})
+    t, _ = compute_metrics(specific, P)
+    did = pick(t, metric="delta_t_did", condition="C1")
+    assert did.ci_low > 0 and did.p < 0.01 and did.ci_low <= 0.15 <= did.ci_high
+
+
+def test_cai_survives_zero_c1_rate():
+    labels = label_rows(np.random.default_rng(7), n_base=20, c1_rate=0.004)
+    table, _ = compute_metrics(labels, P)
+    cai = pick(table, metric="CAI", template="")
+    assert np.isfinite(cai.ci_low) and np.isfinite(cai.ci_high) and cai.ci_low > 1
+    assert cai.n_degenerate > 0  # replicates with V_C1* = 0 are counted, not dropped
+    t1 = pick(table, metric="CAI", template="T1")
+    assert np.isfinite(t1.estimate) and t1.n == 20
+
+
+def test_structural_mitigation_flagged_and_blind_model_has_no_winner():
+    labels = label_rows(np.random.default_rng(8), n_base=40, structural=True, mitigations=("M1", "M2"))
+    table, _ = compute_metrics(labels, P)
+    st = table[(table.mitigation == "structural") & table.metric.str.startswith(("Delta", "mitigation_effect_Delta"))]
+    assert len(st) and (st.flag == "identical_by_construction").all() and st.p.isna().all()
+    raw = pick(table, metric="Delta_abs", harness="", mitigation="structural", identity="control", placebo_kind="identity")
+    assert raw.estimate == 0  # the built-in zero the flag guards against ranking
+    ub = table[table.metric == "mitigation_effect_Delta_unbiased"]
+    fam = ub[ub.family == "asymmetry_reduction"]
+    assert set(fam.mitigation) == {"M1", "M2"} and (fam.p_adj > 0.05).all()  # blind model: no mitigation "wins"
+
+
+def test_clustered_intervals_wider_than_flat_under_frame_effects():
+    rng = np.random.default_rng(9)
+    strata, frames = np.repeat(["T1", "T2"], 40), np.tile(np.repeat(np.arange(4), 10), 2).astype(str)
+    x = rng.normal(0, 0.05, 80) + np.repeat(rng.normal(0, 0.3, 8), 10)  # a strong shared frame component
+    widths = {}
+    for name, clusters in (("flat", None), ("clustered", frames)):
+        counts = resample_counts(strata, clusters, 4000, np.random.default_rng(1))
+        assert (counts[:, :40].sum(axis=1) > 0).all() and (counts[:, 40:].sum(axis=1) > 0).all()
+        est = bootstrap_means(x, strata, lambda m: m[..., 0], 4000, None, skew_threshold=99, counts=counts)
+        widths[name] = est.ci_high - est.ci_low
+    assert widths["clustered"] > 2 * widths["flat"]
+    # singleton frames: clustered resampling is the flat stratified bootstrap
+    single = resample_counts(strata, np.arange(80).astype(str), 20_000, np.random.default_rng(2))
+    flat = resample_counts(strata, None, 20_000, np.random.default_rng(3))
+    assert abs((single @ x).std() - (flat @ x).std()) / (flat @ x).std() < 0.05
+
+
+def test_flat_option_and_old_label_files():
+    labels = label_rows(np.random.default_rng(10)).drop(columns=["frame_id", "paraphrase", "request_id"])
+    table, _ = compute_metrics(labels, MetricsParams(n_boot=500, n_perm=500, resampling="flat"))
+    bias = table[table.placebo_kind != ""]
+    assert len(bias) and (table.loc[table.metric != "spearman", "resampling"] == "flat").all()
+    tiny = label_rows(np.random.default_rng(11), n_base=1, templates=("T1",))
+    t, _ = compute_metrics(tiny, P)
+    row = pick(t, metric="dV", condition="C1", template="T1", identity="control")
+    assert row.flag == "n_too_small" and np.isnan(row.ci_low) and np.isnan(row.p)
