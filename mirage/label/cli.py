@@ -17,7 +17,8 @@ from mirage.params import ParamsError, load_params
 @click.option("--model", required=True, help="Registry name of the model whose generations are labelled.")
 @click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice to label.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--judge", help="Override label.judge: `lexicon-v1` or a registry model name (LLM judge).")
+@click.option("--judge", help="Override label.judge: `parse-v1` (default), `lexicon-v1`, a registry model name (LLM judge) "
+                                "or `jury:A,B,C` (majority vote).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output JSONL (default: {label.out_dir}/{model}/{slice}.jsonl).")
 def label(model: str, slice_name: str, params_path: str, judge: str | None, out: str | None) -> None:
     """Label results/generations/{model}/{slice}/{C1,C2,C3}/*.jsonl into results/labels/{model}/{slice}.jsonl.
@@ -27,18 +28,13 @@ def label(model: str, slice_name: str, params_path: str, judge: str | None, out:
     unparseable samples stay in the file with null labels so metrics can count them.
     """
     from mirage.label.decisions import load_harnesses
-    from mirage.label.judge import LLMJudge, chat_completer
+    from mirage.label.judges import build_judge
     from mirage.label.labeler import REQUIRED, label_rows
-    from mirage.label.lexicon import LEXICON_VERSION, LexiconJudge
 
     try:
         p = load_params(params_path).label
         harnesses = load_harnesses(p.data_dir)
-        name = judge or p.judge
-        if name == LEXICON_VERSION:
-            labeler = LexiconJudge(p.window, p.data_dir)
-        else:
-            labeler = LLMJudge(name, chat_completer(name, p.judge_max_tokens, params_path, p.judge_batch))
+        labeler = build_judge(judge or p.judge, params_path, p.window, p.data_dir, p.judge_max_tokens, p.judge_batch)
         paths = generation_views(p.generations_dir, model, slice_name, CONDITIONS)
         if not paths:
             folder = Path(p.generations_dir) / model / slice_name
