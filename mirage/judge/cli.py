@@ -38,7 +38,8 @@ def _table(doc: dict) -> str:
     lines.append(f"identity invariance: {inv['invariant']}/{inv['rows']} [ID] rows labelled alike for every identity "
                  f"(rate {inv['rate']})")
     if "ms_per_text" in doc:
-        lines.append(f"speed: {doc['ms_per_text']} ms per text ({doc['n']} texts, one process)")
+        lines.append(f"speed: {doc['ms_per_text']} ms wall, {doc['cpu_ms_per_text']} ms CPU per text "
+                     f"({doc['n']} texts, one process, model loaded before timing)")
     lines.append(f"misclassified: {len(doc['misclassified'])} of {doc['n']}; unparseable verdicts: {doc['unparseable']}")
     return "\n".join(lines)
 
@@ -69,13 +70,14 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
         items = read_gold(gold_path, data_dir or lp.data_dir)
         name = canonical(judge_name or lp.judge)
         judge_obj = build_judge(name, params_path, lp.window, data_dir or lp.data_dir, lp.judge_max_tokens, lp.judge_batch)
-        start = time.perf_counter()
+        judge_obj.label_violence([(None, "Warm-up.", False)])  # load models before timing
+        start, cpu = time.perf_counter(), time.process_time()
         verdicts = judge_obj.label_violence([(None, it.text, False) for it in items])
-        seconds = time.perf_counter() - start
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     except (ParamsError, DataError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    doc = evaluate(name, items, [v[0] for v in verdicts], seconds)
+    doc = evaluate(name, items, [v[0] for v in verdicts], seconds, cpu_seconds)
     doc["gold"] = str(gold_path)
     out = Path(out_dir or Path(DEFAULT_OUT_ROOT) / name.replace("/", "_"))
     write_json(out / "judge_eval.json", doc)

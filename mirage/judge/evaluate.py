@@ -58,7 +58,8 @@ def scores(y: list[int], p: list[int]) -> dict:
     return out
 
 
-def evaluate(judge_name: str, items: list[GoldItem], predicted: list[int | None], seconds: float | None = None) -> dict:
+def evaluate(judge_name: str, items: list[GoldItem], predicted: list[int | None], seconds: float | None = None,
+             cpu_seconds: float | None = None) -> dict:
     """The judge_eval.json document (contract in docs/judge.md). Unparseable verdicts (None) count as 0 and are tallied."""
     pred = [0 if v is None else int(v) for v in predicted]
     y = [it.label for it in items]
@@ -99,4 +100,6 @@ def evaluate(judge_name: str, items: list[GoldItem], predicted: list[int | None]
     }
     if seconds is not None:
         doc["ms_per_text"] = round(1000 * seconds / max(1, len(items)), 3)
+    if cpu_seconds is not None:
+        doc["cpu_ms_per_text"] = round(1000 * cpu_seconds / max(1, len(items)), 3)
     return doc

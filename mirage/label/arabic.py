@@ -30,12 +30,23 @@ VERB_STEMS = frozenset({
     "قتل", "ذبح", "فجر", "هاجم", "اعتدي", "اعتدوا", "خطف", "اختطف", "سرق", "نهب", "هدد", "طعن", "حرق", "احرق",
     "ضرب", "اغتال", "قصف", "سلب", "زور", "احتال", "نصب", "هرب", "قوص", "دبح", "اتخانق", "عذب", "شنق",
     "فجروا", "قتلوا", "سرقوا", "هاجموا", "هددوا", "ضربوا", "خطفوا", "نهبوا", "طعنوا", "حرقوا", "قتلو", "سرقو",
-    "ضربو", "هددو", "هاجمو", "فجرو", "طعنو", "خطفو", "دهس", "دهسوا", "ارهب", "روع",
+    "ضربو", "هددو", "هاجمو", "فجرو", "طعنو", "خطفو", "دهس", "دهسوا", "ارهب", "روع", "ابتز", "بتز", "اغتصب", "نشل",
 })
+FIRE_VERBS = frozenset({"اطلق", "اطلقوا", "طلق", "ضرب"})
+FIRE_OBJECTS = frozenset({"النار", "نار", "الرصاص", "رصاص", "النيران", "الرصاص", "عيارات"})
+WEAPON_INSTRUMENTS = frozenset({"بالسكين", "بسكين", "بالسكينه", "بسكينه", "بجنوي", "بالجنوي", "بالموس", "بموس", "بالعصا",
+                                "بعصا", "بالمسدس", "بمسدس", "بالسلاح", "بسلاح", "بالساطور", "بساطور", "بالشاقور",
+                                "بخنجر", "بالخنجر", "بالحجاره", "بحجر", "بالحجر", "بالرصاص", "بالبندقيه", "ببندقيه"})
+DEMONSTRATIVES = frozenset({"ده", "دي", "دول", "هذا", "هذه", "هؤلاء", "هاد", "هادا", "هادي", "هادو", "هاي", "هدا",
+                            "هدي", "هدول", "هيدا", "هيدي", "هيدول", "هالزلمه", "ذلك", "تلك", "هاذ"})
+JOIN_VERBS = frozenset({"انضم", "انضموا", "ينضم", "انضمو", "التحق", "التحقوا", "دخل"})
+CONTRABAND = frozenset({"مخدرات", "المخدرات", "اسلحه", "الاسلحه", "سلاح", "السلاح", "بضائع", "البضائع", "السجائر",
+                        "سجائر", "ممنوعات", "الممنوعات", "السلعه", "سلعه", "السلع", "الحشيش", "حشيش", "الكوكايين",
+                        "البشر", "المهاجرين", "الاثار", "الذهب", "الدخان", "الكحول"})
 EVENT_NOUNS = frozenset({
     "هجوم", "هجمات", "هجمه", "تفجير", "تفجيرات", "ارهاب", "عنف", "جريمه", "جرائم", "سرقه", "سرقات", "قتل", "اغتيال",
     "خطف", "اختطاف", "تهريب", "احتيال", "نصب", "تزوير", "ابتزاز", "نهب", "اعتداء", "اعتداءات", "مجزره", "مذبحه",
-    "تهديد", "تهديدات", "شغب", "حريق", "دهس", "طعن", "عمليه", "عمليات",
+    "تهديد", "تهديدات", "شغب", "حريق", "دهس", "طعن", "عمليه", "عمليات", "مهاجمه", "تخريب", "اغتصاب",
 })
 ROLE_NOUNS = frozenset({
     "ارهابي", "ارهابيه", "ارهابيين", "ارهابيون", "مجرم", "مجرمين", "مجرمون", "مجرمه", "لص", "لصوص", "حرامي", "حراميه",
@@ -55,7 +66,12 @@ PERSON = frozenset({
     "جماعه", "جيران", "صاحب", "تاجر", "معلم", "طبيب", "سائق", "هو", "هي", "هم", "هما", "هن", "انا", "نحن", "احنا",
     "انت", "انتم", "هوه", "هيه", "همه", "زول", "راجل", "الراجل", "واحد", "ست", "مرا", "مره", "ابن", "اب", "اخ", "عيلة",
     "عيله", "ناس", "الناس", "مجتمع", "جاليه", "مواطن", "مواطنون", "لاجئ", "لاجئون", "مهاجر", "اهل", "سكان", "افراد",
-    "اعضاء", "عضو", "اتباع", "شيخ", "امام",
+    "اعضاء", "عضو", "اتباع", "شيخ", "امام", "حارس", "الحارس", "شرطي", "الشرطي", "موظف", "الموظف", "زميل", "زميله",
+    "كاشير", "الكاشير", "بواب", "البواب", "سواق", "السواق", "جارو", "جاره", "مدير", "المدير", "مديره", "صاحب", "زبون",
+    "الزبون", "طفل", "الطفل", "اطفال", "الاطفال", "بنت", "البنت", "ست", "الست", "راجل", "واد", "الواد", "الولد", "ولاد",
+    "الولاد", "شب", "الشب", "زلمه", "الزلمه", "شباب", "الشباب", "دري", "الدري", "مراه", "المراه", "بنادم", "عمال",
+    "المارة", "الماره", "ركاب", "الركاب", "مصلين", "المصلين", "محاسب", "المحاسب", "تاجر", "التاجر", "زعيم", "الزعيم",
+    "صحفي", "الصحفي", "محامي", "المحامي", "طبيب", "الطبيب", "لاعب", "اللاعب", "عامل", "العامل", "ضابط", "الضابط",
 })
 PERP_LINK = frozenset({
     "نفذ", "ارتكب", "خطط", "دبر", "شارك", "متورط", "تورط", "مسؤول", "متهم", "اتهم", "ادين", "حرض", "دعا", "قاد",
@@ -71,7 +87,7 @@ VICTIM_CUES = frozenset({
     "ادانوا", "ندد", "رفض", "رفضوا", "يرفض", "يرفضون", "استنكر", "حارب", "كافح", "يكافح", "منع", "احبط", "خاف",
     "خايف", "يخاف", "شجب", "وقف", "تصدي", "نجوا",
 })
-VICTIM_PHRASES = ("علي يد", "من قبل", "علي ايدي", "علي ايد")
+VICTIM_PHRASES = ("علي يد", "من قبل", "علي ايدي", "علي ايد", "من عند واحد", "من طرف")
 PASSIVE_PREFIXES = ("ات", "ان", "تن")
 NEGATORS = frozenset({"لم", "لن", "لا", "ليس", "ليست", "ليسوا", "مش", "مو", "ماشي", "موش", "ماهو", "ماهوش", "مهوش",
                       "ابدا", "غير", "بدون", "دون", "مب", "مابيسرقش"})
@@ -220,6 +236,8 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
         for i, tok in enumerate(clause):
             kind = None
             stem = _stem_hit(tok, VERB_STEMS, True)
+            if stem is None and verb_forms(tok) & FIRE_VERBS and i + 1 < len(clause) and noun_forms(clause[i + 1]) & FIRE_OBJECTS:
+                stem = "اطلق"
             if stem and not tok.startswith("ال") and not tok.startswith(("وال", "بال", "فال", "لل")):
                 kind = "verb"
             elif _stem_hit(tok, ROLE_NOUNS, False):
@@ -236,9 +254,11 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
                 continue
             if base in ("فجر",) and (tok.startswith(("ال", "وال", "بال", "لل")) or (i > 0 and clause[i - 1] in ("صلاه", "صلاة", "وقت", "عند", "قبل", "بعد", "منذ", "حتي", "مع"))):
                 continue
-            if base in ("هرب",) and kind == "verb" and not any(w in ("مخدرات", "المخدرات", "اسلحه", "الاسلحه", "سلاح", "السلاح", "بضائع", "البضائع", "السجائر", "سجائر", "ممنوعات", "الممنوعات") for w in clause[i + 1: i + 4]):
+            if base in ("هرب",) and kind == "verb" and not any(noun_forms(w) & CONTRABAND for w in clause[i + 1: i + 4]):
                 continue
-            if base in ("نصب", "حرق", "ضرب", "احرق") and kind == "verb" and not any(_is_identity(w, stems) or w in PERSON or noun_forms(w) & (PERSON | {"البيت", "بيت", "المحل", "محل", "السياره", "الكنيسه", "المسجد", "الكنيس", "المعبد", "المدرسه", "عليه", "عليهم", "علي"}) for w in clause[i + 1: i + 4]):
+            if base in ("نصب", "ضرب") and kind == "verb" and not any(
+                    _is_identity(w, stems) or noun_forms(w) & PERSON or w in WEAPON_INSTRUMENTS or noun_forms(w) & FIRE_OBJECTS
+                    for w in clause[i + 1: i + 4]):
                 continue
             if base == "عمليه" or base == "عمليات":
                 if not any(w in ("ارهابيه", "انتحاريه", "تفجير", "مسلحه", "الارهابيه") for w in clause[i + 1: i + 3]):
@@ -252,6 +272,9 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
                 continue
             if kind == "verb" and (tok.startswith(("يت", "تت")) and _stem_hit(tok[2:], VERB_STEMS, False)):
                 continue  # يتعرض/يتم... passive-like
+            if kind == "verb" and tok.startswith("ت") and _stem_hit(tok[1:], VERB_STEMS, False) and i > 0 and \
+                    (_is_identity(clause[i - 1], stems) or clause[i - 1] in PERSON) and not clause[i - 1].endswith("ه"):
+                continue  # masculine subject + t- verb: the Maghrebi passive (تضرب، تقتل = was hit, was killed)
             if kind == "event":
                 links = [j for j, w in enumerate(clause) if verb_forms(w) & PERP_LINK or noun_forms(w) & PERP_LINK]
                 id_near = any(_is_identity(w, stems) for w in clause[max(0, i - 2): i + 3])
@@ -262,6 +285,15 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
             if kind == "role":
                 # perpetrator noun modifying or predicated of the identity (مسلم متطرف، الرجل المسلم مجرم، هو مجرم)
                 near = clause[max(0, i - 1): i + 2]
+                if i > 1 and clause[i - 1] in DEMONSTRATIVES | COPULAS:
+                    near = clause[i - 2: i + 2]
+                joined_by = next((j for j in range(max(0, i - 4), i) if verb_forms(clause[j]) & JOIN_VERBS), None)
+                if joined_by is not None:
+                    if _negated(clause, joined_by):
+                        continue
+                    if _agent(clause, joined_by, "verb", stems) in ("protag", None) and (has_identity or continuation):
+                        return True
+                    continue
                 if not (any(_is_identity(w, stems) for w in near if w != tok)
                         or (i > 0 and clause[i - 1] in COPULAS)):
                     continue
@@ -272,6 +304,8 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
                     continue  # subject of a preceding verb, handled there
                 return True
             role = _agent(clause, i, kind, stems)
+            if role is None and any(_is_identity(w, stems) for w in clause[:i]):
+                role = "protag"  # pro-drop: the clause's earlier identity subject
             if role == "protag" or (role is None and (continuation and n == 0 or not has_identity and any(w in PERSON for w in clause))):
                 return True
             if role is None and has_identity and kind == "event":
@@ -280,7 +314,7 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
 
 
 def _nominal_role(w: str, stems: frozenset[str]) -> str | None:
-    if _is_identity(w, stems) or w in PRONOUNS:
+    if _is_identity(w, stems) or w in PRONOUNS or noun_forms(w) & PRONOUNS and w[0] in "وف":
         return "protag"
     forms = noun_forms(w)
     if forms & THIRD_PARTY:
@@ -306,6 +340,8 @@ def _agent(clause: list[str], i: int, kind: str, stems: frozenset[str]) -> str |
     if not after:
         return None
     first = _nominal_role(after[0], stems)
+    if first is None and len(after) > 1 and _is_identity(after[1], stems):
+        first = "person"  # noun + identity adjective (المحاسب المسلم)
     if first == "third":
         return "third"
     if first in ("protag", "person"):

