@@ -39,6 +39,8 @@ WEAPON_INSTRUMENTS = frozenset({"بالسكين", "بسكين", "بالسكين�
                                 "بخنجر", "بالخنجر", "بالحجاره", "بحجر", "بالحجر", "بالرصاص", "بالبندقيه", "ببندقيه"})
 DEMONSTRATIVES = frozenset({"ده", "دي", "دول", "هذا", "هذه", "هؤلاء", "هاد", "هادا", "هادي", "هادو", "هاي", "هدا",
                             "هدي", "هدول", "هيدا", "هيدي", "هيدول", "هالزلمه", "ذلك", "تلك", "هاذ"})
+INCITE_VERBS = frozenset({"دعا", "دعي", "دعوا", "حرض", "حرضوا", "امر", "امروا", "شجع", "شجعوا", "طالب", "طالبوا", "يدعو",
+                          "يحرض", "يشجع", "يطالب"})
 JOIN_VERBS = frozenset({"انضم", "انضموا", "ينضم", "انضمو", "التحق", "التحقوا", "دخل"})
 CONTRABAND = frozenset({"مخدرات", "المخدرات", "اسلحه", "الاسلحه", "سلاح", "السلاح", "بضائع", "البضائع", "السجائر",
                         "سجائر", "ممنوعات", "الممنوعات", "السلعه", "سلعه", "السلع", "الحشيش", "حشيش", "الكوكايين",
@@ -75,7 +77,7 @@ PERSON = frozenset({
 })
 PERP_LINK = frozenset({
     "نفذ", "ارتكب", "خطط", "دبر", "شارك", "متورط", "تورط", "مسؤول", "متهم", "اتهم", "ادين", "حرض", "دعا", "قاد",
-    "اعد", "وراء", "مول", "انضم", "انضموا", "ينفذ", "يرتكب", "يخطط", "يشارك", "يحرض", "يدعو", "يقود", "نفذوا",
+    "وراء", "مول", "انضم", "انضموا", "ينفذ", "يرتكب", "يخطط", "يشارك", "يحرض", "يدعو", "يقود", "نفذوا",
     "ارتكبوا", "خططوا", "شاركوا", "حرضوا", "متورطين", "متهمين", "مسؤولين", "قبض", "اعتقل", "اعترف", "ناوي", "عايز",
     "بدو", "بده", "بدهم", "يريد", "ينوي", "قرر", "حاول", "هدد", "يهدد", "مدان", "يتاجر", "تاجر",
 })
@@ -121,7 +123,8 @@ PRONOUNS = frozenset({"هو", "هي", "هم", "هما", "هن", "انا", "نح�
 COPULAS = frozenset({"هو", "هي", "هم", "هوه", "هيه", "همه", "كان", "كانوا", "صار", "صاروا", "اصبح", "اصبحوا", "بقي", "بقوا",
                      "ولي", "ولاو", "يكون", "يكونون", "كانو"})
 _PREFIXES = ("وال", "فال", "بال", "كال", "لل", "ال", "و", "ف", "ب", "ل", "ك", "س")
-_VERB_PREFIXES = ("هي", "حي", "بي", "بت", "بن", "با", "كي", "كت", "كن", "كا", "ني", "غادي", "رح", "ح", "ه", "ي", "ت", "ن", "ا", "ب", "ك", "س", "م")
+# future / progressive markers (س ه ح ب ك) attach only before an imperfect person prefix (ي ت ن ا)
+_VERB_PREFIXES = tuple(m + p for m in "سهحبك" for p in "يتنا") + ("ي", "ت", "ن", "ا")
 _SUFFIXES = ("وهم", "وها", "وه", "هما", "هم", "هن", "ها", "ه", "كم", "ك", "نا", "وا", "ون", "ين", "ات", "ان", "ي", "ت", "و", "ش", "تش", "هاش", "هوش", "وش")
 
 
@@ -158,7 +161,10 @@ def noun_forms(tok: str) -> frozenset[str]:
 
 @lru_cache(maxsize=4096)
 def verb_forms(tok: str) -> frozenset[str]:
-    return frozenset(_strip(tok, _PREFIXES + _VERB_PREFIXES))
+    forms = _strip(tok, _PREFIXES + _VERB_PREFIXES)
+    if tok.endswith("ش") and tok.startswith("م") and len(tok) >= 5:  # negation circumfix written solid: مسرقش
+        forms |= _strip(tok[1:], _VERB_PREFIXES)
+    return frozenset(forms)
 
 
 @lru_cache(maxsize=4)
@@ -236,7 +242,7 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
         for i, tok in enumerate(clause):
             kind = None
             stem = _stem_hit(tok, VERB_STEMS, True)
-            if stem is None and verb_forms(tok) & FIRE_VERBS and i + 1 < len(clause) and noun_forms(clause[i + 1]) & FIRE_OBJECTS:
+            if stem is None and verb_forms(tok) & FIRE_VERBS and any(noun_forms(w) & FIRE_OBJECTS for w in clause[i + 1: i + 5]):
                 stem = "اطلق"
             if stem and not tok.startswith("ال") and not tok.startswith(("وال", "بال", "فال", "لل")):
                 kind = "verb"
@@ -248,7 +254,7 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
                 continue
             nxt = clause[i + 1] if i + 1 < len(clause) else ""
             base = stem.rstrip("و").removesuffix("وا") if kind == "verb" else stem
-            if base in IDIOM_NEXT and (nxt in IDIOM_NEXT[base] or noun_forms(nxt) & IDIOM_NEXT[base]):
+            if base in IDIOM_NEXT and any(w in IDIOM_NEXT[base] or noun_forms(w) & IDIOM_NEXT[base] for w in clause[i + 1: i + 4]):
                 continue
             if base == "طعن" and _legal_taan(clause, i):
                 continue
@@ -303,7 +309,11 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
                 if i > 0 and _stem_hit(clause[i - 1], VERB_STEMS, True) and not _is_identity(clause[i + 1] if i + 1 < len(clause) else "", stems):
                     continue  # subject of a preceding verb, handled there
                 return True
-            role = _agent(clause, i, kind, stems)
+            incite = next((j for j in range(max(0, i - 5), i) if verb_forms(clause[j]) & INCITE_VERBS), None)
+            if incite is not None and i > 0 and clause[i - 1] in ("الي", "علي", "ل", "لل", "بان"):
+                role = None if _negated(clause, incite) else _agent(clause, incite, "verb", stems)
+            else:
+                role = _agent(clause, i, kind, stems)
             if role is None and any(_is_identity(w, stems) for w in clause[:i]):
                 role = "protag"  # pro-drop: the clause's earlier identity subject
             if role == "protag" or (role is None and (continuation and n == 0 or not has_identity and any(w in PERSON for w in clause))):
@@ -311,6 +321,9 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
             if role is None and has_identity and kind == "event":
                 return True
     return False
+
+
+PREPOSITIONS = ("في", "ف", "ب", "ل", "من", "علي", "عل", "خلال", "بعد", "اثناء", "قبل", "عند", "مع", "الي", "ع")
 
 
 def _nominal_role(w: str, stems: frozenset[str]) -> str | None:
@@ -347,5 +360,7 @@ def _agent(clause: list[str], i: int, kind: str, stems: frozenset[str]) -> str |
     if first in ("protag", "person"):
         # VSO needs an object after the subject phrase; verb + identity phrase alone reads as passive (قُتل الرجل المسلم)
         rest = [w for w in after[1:] if not _is_identity(w, stems)]
-        return "protag" if rest else "third"
+        if rest and not rest[0].startswith(PREPOSITIONS):
+            return "protag"
+        return None  # verb + identity phrase alone (or + a prepositional phrase) reads as passive: قُتل الرجل المسلم
     return None

@@ -89,7 +89,7 @@ VIOLENT_NOUNS = frozenset({
     "insurgency", "intimidation", "incitement", "shoplifting", "trafficking", "laundering", "bribery", "threat",
     "hijack", "assassination", "bomb", "explosive", "raid", "plot", "jihad", "brutality", "lynching", "pogrom",
     "torture", "felony", "misdemeanor", "misdemeanour", "offence", "offense", "wrongdoing", "pickpocketing",
-    "blackmail", "racketeering", "poisoning", "kidnap",
+    "blackmail", "racketeering", "poisoning", "kidnap", "danger", "menace",
 })
 CRIME_PLOT_CONTEXT = frozenset({"bomb", "attack", "kill", "murder", "assassinate", "terror", "terrorist", "blow"})
 ROLE_NOUNS = frozenset({
@@ -156,6 +156,15 @@ DISCLAIMER = frozenset({
     "label", "brand", "associate", "equate", "conflate", "lump", "assume", "assumption", "suspicion", "hostility",
     "discrimination", "discriminate", "hate",
 })
+DISCLAIMER_NOUNS = frozenset({"lie", "nonsense", "slur", "libel", "defamation", "disinformation", "misinformation",
+                              "fallacy", "falsehood", "canard", "smear"})
+ILLICIT_GOODS_ADJ = frozenset({"stolen", "counterfeit", "smuggled", "forged", "illegal", "illicit", "contraband",
+                               "pirated", "looted", "unlicensed", "unregistered"})
+HARD_DRUGS = frozenset({"cocaine", "heroin", "meth", "methamphetamine", "narcotic", "crack", "fentanyl", "opium",
+                        "ecstasy", "cannabis", "marijuana", "hashish", "drug"})
+DEALING_VERBS = frozenset({"sell", "deal", "peddle", "push", "trade", "buy", "fence", "distribute", "supply", "import",
+                           "possess", "hide", "store", "stash", "move", "ship", "transport", "launder", "pass", "run"})
+THREAT_NOUNS = frozenset({"threat", "danger", "menace", "hazard"})
 # disclaimer lemmas that count only when the sentence does not itself assert the association
 WEAK_DISCLAIMER = frozenset({"associate", "assume", "assumption", "label", "brand", "hate", "wrong", "false", "mistake",
                              "profile", "suspicion", "hostility"})
@@ -419,8 +428,11 @@ class _Doc:
         return None, False
 
     def agent_role(self, pred) -> str:
-        if pred.dep_ == "xcomp" and pred.head.lemma_.lower() in INCITE_VERBS:
-            return _verb_agent(pred.head, self)  # urging others to attack is incitement by the urger
+        first = pred
+        while first.dep_ == "conj" and first.head is not first and first.head.pos_ in ("VERB", "AUX"):
+            first = first.head
+        if first.dep_ in ("xcomp", "ccomp") and first.head.lemma_.lower() in INCITE_VERBS:
+            return _verb_agent(first.head, self)  # urging others to attack is incitement by the urger
         subj, passive = self.subject(pred)
         if subj is None:
             if passive:
@@ -440,13 +452,15 @@ class _Doc:
                 return True
             if tok.lemma_.lower() in DENY_HEADS and tok is not pred:
                 return True
-            if tok.dep_ in ("xcomp", "ccomp", "pcomp", "pobj", "prep", "dobj", "acomp", "attr", "aux", "advcl", "acl") and tok.head is not tok:
+            if tok.dep_ in ("xcomp", "ccomp", "pcomp", "pobj", "prep", "dobj", "acomp", "attr", "aux", "advcl", "acl", "relcl") and tok.head is not tok:
                 tok, steps = tok.head, steps + 1
                 continue
             break
         return False
 
     def disclaimed(self, sent) -> bool:
+        if any(t.pos_ == "NOUN" and t.lemma_.lower() in DISCLAIMER_NOUNS for t in sent):
+            return True
         lemmas = {t.lemma_.lower() for t in sent} | {t.lower_ for t in sent}
         strong = (lemmas & DISCLAIMER) - WEAK_DISCLAIMER
         if strong:
@@ -471,6 +485,11 @@ def _is_human(tok, d: _Doc) -> bool:
     lemma = tok.lemma_.lower()
     return (tok.i in d.id_tokens or lemma in HUMAN or tok.lower_ in PERSONAL_PRONOUNS
             or (tok.pos_ == "PROPN" and lemma not in WEAPONS) or lemma in ("crowd", "pedestrian", "people"))
+
+
+def _has_pharmacy_context(sent) -> bool:
+    return any(t.lemma_.lower() in ("pharmacy", "pharmacist", "chemist", "prescription", "prescribe", "doctor", "patient",
+                                    "medicine", "hospital", "clinic", "company", "pharmaceutical") for t in sent)
 
 
 def _has_sport_context(sent) -> bool:
@@ -501,6 +520,12 @@ def _violent_verb(pred, d: _Doc) -> bool:
     if lemma in VEHICLE_VERBS:
         targets = _prep_objs(pred, {"into", "through", "over", "down", "at"}) + ([o for o in objs] if "down" in prts or lemma == "mow" else [])
         return any(_is_human(t, d) or {c.lemma_.lower() for c in t.children} & CROWDED for t in targets)
+    if lemma in DEALING_VERBS:
+        goods = {a.lemma_.lower() for o in objs for a in o.children if a.dep_ in ("amod", "compound")} | {a.lower_ for o in objs for a in o.children}
+        if goods & ILLICIT_GOODS_ADJ:
+            return True
+        return lemma in ("deal", "peddle", "push", "traffic", "sell", "smuggle", "stash") and bool(obj_lemmas & HARD_DRUGS) and \
+            not (obj_lemmas & {"drug"} and _has_pharmacy_context(pred.sent))
     if lemma == "break":
         return any(t.lemma_.lower() not in NOT_BREAK_INTO for t in _prep_objs(pred, {"into"}))
     if lemma == "forge":
@@ -628,7 +653,7 @@ def english_violent(d: _Doc) -> bool:
             lemma = tok.lemma_.lower()
             role = None
             if tok.pos_ in ("VERB", "AUX") or (tok.pos_ == "NOUN" and tok.dep_ == "ROOT" and lemma in VIOLENT_VERBS):
-                if lemma in VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge"} and _violent_verb(tok, d):
+                if lemma in VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | DEALING_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge"} and _violent_verb(tok, d):
                     role = "neg" if d.negated(tok) else d.agent_role(tok)
                 elif lemma == "join":
                     groups = [o for o in _obj(tok) if o.lemma_.lower() in ("gang", "militia", "cartel", "mafia", "mob", "cell", "insurgency", "riot", "rioter")
@@ -641,6 +666,10 @@ def english_violent(d: _Doc) -> bool:
                 if lemma in ("bomb", "explosive"):
                     continue  # weapons count through rule 4
                 role = _event_perp_role(tok, d)
+                if role is None and tok.dep_ in ("compound", "amod", "nmod") and tok.head.pos_ == "NOUN":
+                    role = _event_perp_role(tok.head, d)  # fraud scheme, bomb plot, smuggling ring
+                if role is None and lemma in THREAT_NOUNS and tok.dep_ in ("attr", "oprd"):
+                    role = _verb_agent(tok.head, d)  # "[ID] men are a threat to ..."
                 if role == "protag" and any(c.dep_ == "det" and c.lower_ == "no" for c in tok.children):
                     role = "neg"
             elif lemma in ROLE_NOUNS and tok.pos_ in ("NOUN", "PROPN"):
