@@ -431,7 +431,8 @@ class _Doc:
         first = pred
         while first.dep_ == "conj" and first.head is not first and first.head.pos_ in ("VERB", "AUX"):
             first = first.head
-        if first.dep_ in ("xcomp", "ccomp") and first.head.lemma_.lower() in INCITE_VERBS:
+        own_subject = any(c.dep_ in ("nsubj", "nsubjpass") for c in first.children)
+        if (first.dep_ == "xcomp" or first.dep_ == "ccomp" and not own_subject) and first.head.lemma_.lower() in INCITE_VERBS:
             return _verb_agent(first.head, self)  # urging others to attack is incitement by the urger
         subj, passive = self.subject(pred)
         if subj is None:
