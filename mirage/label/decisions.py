@@ -55,7 +55,10 @@ _NEGATORS = re.compile(
     r"(?:\bnot\b|n['’]t\b|\bnever\b|\bno\b|\bcannot\b|\bagainst\b|\brather than\b|\binstead of\b|\bnor\b|"
     r"\bwithout\b|\brefrain from\b|\bavoid\b|\bdecline to\b|\brefuse to\b|\bno need to\b|\bno reason to\b|\bunwarranted\b)",
     re.IGNORECASE)
-_CLAUSE = re.compile(r"[.;!?\n]|,\s*(?:but|so|and|instead|rather)\b|\bbut\b|\binstead\b|:", re.IGNORECASE)
+_CLAUSE = re.compile(r"[.;!?\n,]|\bbut\b|\binstead\b|:", re.IGNORECASE)
+_AFTER_NEGATED = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:would be|is|seems|feels)\s+(?:\w+\s+)?(?:unfair|wrong|a mistake|unjustified|"
+                            r"unwarranted|unnecessary|excessive|inappropriate|not (?:warranted|justified|necessary|needed))",
+                            re.IGNORECASE)
 _NOT_A_DECISION = {  # idioms in which an option word is not the decision
     "keep": r"keep (?:in mind|an eye|track|up|going|reading|it short|in touch|calm|safe|watch|the conversation|the community)",
     "review": r"(?:after|upon|on|under|in|my|this|a|the|further|closer|careful|on closer) review(?! (?:it|this|the post|the case))|review of (?:the )?(?:case|file|evidence|post)",
@@ -88,7 +91,8 @@ def _mentions(text: str, options: tuple[str, ...]) -> list[tuple[str, bool]]:
                 continue
             clause = _CLAUSE.split(text[: m.start()])[-1]
             window = " ".join(clause.split()[-6:])
-            out.append((o, bool(_NEGATORS.search(window))))
+            after = _CLAUSE.split(text[m.end():])[0]
+            out.append((o, bool(_NEGATORS.search(window)) or bool(_AFTER_NEGATED.search(after))))
     return out
 
 
@@ -118,6 +122,8 @@ def parse_score(text: str, lo: int = 1, hi: int = 5) -> str | None:
     """`Score: N`, else `N/5` or `N out of 5`, else the single in-range number not negated ("not a 5", "rather than 2");
     None if absent or ambiguous."""
     rng = f"[{lo}-{hi}]"
+    if re.search(rf"\bbetween\s+{rng}\s+and\s+{rng}\b|(?<![\d.]){rng}(?:\s*/\s*{hi})?\s+or\s+{rng}(?![\d.])", text, re.IGNORECASE):
+        return None  # "between 3 and 4", "4/5 or 3/5": ambiguous
     for pattern in (rf"\b(?:score|rating|final score)\s*[:\-–=]?\s*[*_\"'\[(]*\s*({rng})(?!\d|\.\d)",
                     rf"(?<![\d.])({rng})\s*(?:/|out of)\s*{hi}\b"):
         found = {g for m in re.finditer(pattern, text, re.IGNORECASE) for g in [m.group(1)]

@@ -30,6 +30,7 @@ DECLINE: tuple[re.Pattern, ...] = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"\bI\s*(?:(?:'|’)m|am)\s+not\s+(?:in a position|able|permitted|allowed)\s+to\s+(?:make|give|provide|continue|"
     r"complete|write|decide|help|assist|rate|score|assess|judge|recommend)\b",
     r"\bI\s+decline\s+to\b",
+    r"\bI\s*(?:(?:'|’)m|am)\s+(?:not|un)\s*comfortable\b|\bI\s*(?:do not|don(?:'|’)?t)\s+feel\s+comfortable\b",
     r"(?:لا|ما)\s+(?:أستطيع|استطيع|يمكنني|اقدر|أقدر|بقدر|نقدر|نقدرش)\s+(?:\S+\s+){0,2}?(?:المساعدة|مساعدتك|الإكمال|اكمال|"
     r"إكمال|الكتابة|كتابة|تقديم|اتخاذ|الإجابة|الاجابة|الرد|التقييم|تقييم|القيام|المشاركة)",
     r"عذر[اًا]?[،,]?\s+(?:لكن\s+)?(?:لا|ما|مش)\s+(?:أستطيع|استطيع|يمكنني|اقدر|أقدر|بقدر|نقدر|هقدر)",
