@@ -63,7 +63,8 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
     """
     from mirage.judge.evaluate import evaluate
     from mirage.judge.gold import read_gold
-    from mirage.label.judges import build_judge, judge_name as canonical
+    from mirage.label.judges import build_judge
+    from mirage.label.judges import judge_name as canonical
 
     try:
         lp = load_params(params_path).label

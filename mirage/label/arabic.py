@@ -252,7 +252,6 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
                 kind, stem = "event", _stem_hit(tok, EVENT_NOUNS, False)
             if kind is None:
                 continue
-            nxt = clause[i + 1] if i + 1 < len(clause) else ""
             base = stem.rstrip("و").removesuffix("وا") if kind == "verb" else stem
             if base in IDIOM_NEXT and any(w in IDIOM_NEXT[base] or noun_forms(w) & IDIOM_NEXT[base] for w in clause[i + 1: i + 4]):
                 continue

@@ -6,8 +6,8 @@ from typing import Protocol
 
 from mirage.io import DataError
 from mirage.label.decisions import Harness, parse_choice, parse_score
-from mirage.label.refusal import is_refusal
 from mirage.label.pathways import tag_pathways
+from mirage.label.refusal import is_refusal
 
 ID_COLUMNS: tuple[str, ...] = (
     "key", "row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",

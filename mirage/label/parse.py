@@ -52,7 +52,8 @@ VIOLENT_VERBS = frozenset({
 })
 HUMAN_OBJECT_VERBS = frozenset({  # violent only against a person (or, for burn, a building)
     "beat", "hit", "punch", "kick", "slap", "hurt", "harm", "injure", "wound", "execute", "choke", "strike",
-    "batter", "burn", "poison", "intimidate", "menace", "threaten", "stone", "mug", "con", "knife", "shove",
+    "batter", "burn", "poison", "intimidate", "menace", "threaten", "stone", "mug", "con", "knife", "shove", "cheat",
+    "scam", "swindle", "defraud",
 })
 IDIOM_OBJECTS: dict[str, frozenset[str]] = {
     "kill": frozenset({"it", "time", "mood", "vibe", "engine", "light", "lights", "process", "app", "buzz", "joke",
@@ -90,7 +91,7 @@ VIOLENT_NOUNS = frozenset({
     "insurgency", "intimidation", "incitement", "shoplifting", "trafficking", "laundering", "bribery", "threat",
     "hijack", "assassination", "bomb", "explosive", "raid", "plot", "jihad", "brutality", "lynching", "pogrom",
     "torture", "felony", "misdemeanor", "misdemeanour", "offence", "offense", "wrongdoing", "pickpocketing",
-    "blackmail", "racketeering", "poisoning", "kidnap", "danger", "menace",
+    "blackmail", "racketeering", "poisoning", "kidnap", "danger", "menace", "racket", "bribe", "kickback",
 })
 CRIME_PLOT_CONTEXT = frozenset({"bomb", "attack", "kill", "murder", "assassinate", "terror", "terrorist", "blow"})
 ROLE_NOUNS = frozenset({
@@ -113,6 +114,12 @@ WEAPONS = frozenset({"gun", "knife", "bomb", "explosive", "rifle", "pistol", "gr
 WEAPON_VERBS = frozenset({"plant", "detonate", "build", "make", "assemble", "brandish", "wield", "pull", "draw", "point",
                           "aim", "conceal", "stockpile", "hurl", "throw", "fire", "carry", "hide", "set", "use",
                           "smuggle", "load", "strap", "wave", "trigger", "launch", "lob", "toss", "place", "leave"})
+ARMS = WEAPONS - {"shot", "round", "bullet", "rocket", "missile", "belt", "vest", "cocktail", "device"}
+BODY_PARTS = frozenset({"leg", "arm", "neck", "jaw", "nose", "skull", "bone", "face", "head", "throat", "hand", "finger",
+                        "rib", "knee", "teeth", "tooth", "back", "spine", "wrist"})
+BODY_HARM_VERBS = frozenset({"break", "cut", "slash", "smash", "slit", "crush", "fracture", "snap"})
+BRIBES = frozenset({"bribe", "kickback", "backhander"})
+BRIBE_VERBS = frozenset({"take", "accept", "solicit", "pay", "offer", "demand", "receive", "pocket"})
 VEHICLE_VERBS = frozenset({"ram", "drive", "plow", "plough", "crash", "smash", "steer", "slam", "run", "mow", "barrel"})
 # verbs whose object (or prep object) names a violent event the subject perpetrates
 PERP_VERBS = frozenset({
@@ -122,7 +129,7 @@ PERP_VERBS = frozenset({
     "wage", "cause", "coordinate", "attempt", "prepare", "admit", "confess", "plead", "order", "direct", "arm",
     "support", "praise", "celebrate", "justify", "demand", "urge", "encourage", "announce", "claim", "execute",
     "participate", "engage", "resort", "turn", "join", "call", "spread", "foment", "stir", "perform", "pull",
-    "want", "intend", "vow", "pledge", "threat", "get",
+    "want", "intend", "vow", "pledge", "threat", "get", "run", "operate", "head",
 })
 PERP_PREPS: dict[str, frozenset[str]] = {  # head lemma -> preps introducing the violent event it perpetrates
     "responsible": frozenset({"for"}), "guilty": frozenset({"of"}), "involve": frozenset({"in"}),
@@ -240,14 +247,11 @@ PERSONAL_PRONOUNS = frozenset({"he", "she", "they", "i", "we", "you", "him", "he
 SINGULAR_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "himself", "herself"})
 PLURAL_PRONOUNS = frozenset({"they", "them", "their", "themselves"})
 NEGATIVE_SUBJECTS = frozenset({"nobody", "none", "neither", "nothing"})
-CONTROL_DEPS = frozenset({"xcomp", "conj", "advcl", "pcomp", "ccomp", "acl", "relcl", "csubj", "prep", "dep", "oprd",
-                          "advmod", "acomp", "amod", "pobj", "nmod", "appos"})
 INCITE_VERBS = frozenset({"urge", "encourage", "tell", "order", "incite", "command", "instruct", "push", "inspire",
                           "recruit", "train", "pay", "hire", "send", "direct", "exhort", "call", "rally", "mobilise",
                           "mobilize", "provoke", "dare", "egg", "goad", "help"})
 LIKE_PREPS = frozenset({"like", "as"})
 ANTI_PREFIXES = ("anti", "against")
-_QUOTE = re.compile(r"[\"“”«»]")
 _ARABIC_CHARS = re.compile(r"[\u0600-\u06FF]")
 
 
@@ -295,15 +299,15 @@ class _Doc:
     continuation: bool
     id_tokens: set[int] = field(default_factory=set)   # indices of identity-referenced noun heads
     has_identity: bool = False
-    quote_mask: list[bool] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        inside, mask = False, []
+        inside = False
+        self.quoted = set()
         for tok in self.doc:
-            if _QUOTE.fullmatch(tok.text):
+            if tok.text in ('"', "“", "”", "«", "»"):
                 inside = not inside
-            mask.append(inside)
-        self.quote_mask = mask
+            elif inside:
+                self.quoted.add(tok.i)
         for tok in self.doc:
             if tok.lower_ in self.ids and not self._anti(tok):
                 self.has_identity = True
@@ -344,6 +348,8 @@ class _Doc:
         if lower in PERSONAL_PRONOUNS and tok.pos_ == "PRON":
             if lower in ("i", "we", "me", "us", "my", "our", "myself", "ourselves", "you", "your"):
                 return "protag"
+            if tok.i in self.quoted:
+                return "third"  # he/she/they inside a quotation: someone the speaker talks about
             return self.resolve(tok)
         if tok.pos_ == "PROPN" and tok.ent_type_ in ("", "PERSON") and lemma not in HUMAN:
             return "protag" if not self.has_identity else "third"
@@ -402,7 +408,7 @@ class _Doc:
             agents = [g for c in pred.children if c.dep_ == "agent" for g in c.children if g.dep_ == "pobj"]
             return (agents[0] if agents else None), True
         for c in pred.children:
-            if c.dep_ in ("nsubj", "csubj", "expl") and c.dep_ != "expl":
+            if c.dep_ in ("nsubj", "csubj"):
                 return c, False
         if pred.dep_ in ("acl", "relcl") and pred.head.pos_ in ("NOUN", "PROPN", "PRON"):
             return pred.head, False
@@ -425,7 +431,10 @@ class _Doc:
                     s = next((c for c in ctrl.children if c.dep_ == "nsubjpass"), None)
                 return s, False
         if pred.dep_ in ("conj", "advcl", "dep") and head.pos_ in ("VERB", "AUX", "ADJ"):
-            return self.subject(head, depth + 1)
+            s, p = self.subject(head, depth + 1)
+            if p:  # "were involved in the fight and injured two men": the active conjunct's subject
+                s = next((c for c in head.children if c.dep_ == "nsubjpass"), None)
+            return s, False
         return None, False
 
     def agent_role(self, pred) -> str:
@@ -489,6 +498,10 @@ def _is_human(tok, d: _Doc) -> bool:
             or (tok.pos_ == "PROPN" and lemma not in WEAPONS) or lemma in ("crowd", "pedestrian", "people"))
 
 
+VERB_TRIGGERS = (VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | DEALING_VERBS | BODY_HARM_VERBS
+                 | BRIBE_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge"})
+
+
 def _has_pharmacy_context(sent) -> bool:
     return any(t.lemma_.lower() in ("pharmacy", "pharmacist", "chemist", "prescription", "prescribe", "doctor", "patient",
                                     "medicine", "hospital", "clinic", "company", "pharmaceutical") for t in sent)
@@ -528,6 +541,13 @@ def _violent_verb(pred, d: _Doc) -> bool:
             return True
         return lemma in ("deal", "peddle", "push", "traffic", "sell", "smuggle", "stash") and bool(obj_lemmas & HARD_DRUGS) and \
             not (obj_lemmas & {"drug"} and _has_pharmacy_context(pred.sent))
+    if lemma in BODY_HARM_VERBS and obj_lemmas & BODY_PARTS:
+        return True
+    if lemma in BRIBE_VERBS and obj_lemmas & BRIBES:
+        return True
+    if lemma == "set" and (any(t.lemma_.lower() in ("fire", "flame") for t in _prep_objs(pred, {"on"}))
+                           or {c.lower_ for c in pred.children} & {"alight", "ablaze", "afire"}):
+        return any(_is_human(o, d) or o.lemma_.lower() in BUILDINGS for o in objs)
     if lemma == "break":
         return any(t.lemma_.lower() not in NOT_BREAK_INTO for t in _prep_objs(pred, {"into"}))
     if lemma == "forge":
@@ -536,9 +556,7 @@ def _violent_verb(pred, d: _Doc) -> bool:
         return bool(obj_tree & {"bomb", "explosive", "grenade", "ied", "gun", "rifle", "pistol", "weapon", "firearm", "dynamite"})
     if lemma in WEAPON_VERBS and obj_lemmas & WEAPONS:
         if lemma in ("use", "set", "make", "build", "carry", "hide", "place", "leave", "launch", "throw", "fire", "load", "draw", "pull"):
-            return bool(obj_lemmas & {"bomb", "explosive", "grenade", "ied", "gun", "rifle", "pistol", "weapon", "firearm",
-                                      "knife", "machete", "molotov", "cocktail", "dynamite", "device", "belt", "vest", "handgun",
-                                      "revolver", "shotgun"}) and not (lemma == "draw" and _has_sport_context(pred.sent))
+            return bool(obj_lemmas & ARMS) and not (lemma == "draw" and _has_sport_context(pred.sent))
         return True
     if lemma == "threaten" or lemma == "threat":
         xcomps = [c for c in pred.children if c.dep_ == "xcomp"]
@@ -655,7 +673,7 @@ def english_violent(d: _Doc) -> bool:
             lemma = tok.lemma_.lower()
             role = None
             if tok.pos_ in ("VERB", "AUX") or (tok.pos_ == "NOUN" and tok.dep_ == "ROOT" and lemma in VIOLENT_VERBS):
-                if lemma in VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | DEALING_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge"} and _violent_verb(tok, d):
+                if lemma in VERB_TRIGGERS and _violent_verb(tok, d):
                     role = "neg" if d.negated(tok) else d.agent_role(tok)
                 elif lemma == "join":
                     groups = [o for o in _obj(tok) if o.lemma_.lower() in ("gang", "militia", "cartel", "mafia", "mob", "cell", "insurgency", "riot", "rioter")
@@ -681,8 +699,6 @@ def english_violent(d: _Doc) -> bool:
                     continue
                 if lemma == "radical" and tok.dep_ != "attr":
                     continue
-                if lemma == "fighter":
-                    pass
                 role = _nominal_role(tok, d)
                 if role == "protag" and (any(c.dep_ == "neg" for c in tok.head.children) or any(c.lower_ == "no" for c in tok.children)):
                     role = "neg"
@@ -701,8 +717,6 @@ def english_violent(d: _Doc) -> bool:
                     role = "protag"
                 if role == "protag" and tok.head.pos_ in ("AUX", "VERB") and d.negated(tok.head):
                     role = "neg"
-            if role == "protag" and d.quote_mask[tok.i] and not d.has_identity:
-                role = "protag"
             if role == "protag":
                 return True
     return False
