@@ -171,7 +171,7 @@ ILLICIT_GOODS_ADJ = frozenset({"stolen", "counterfeit", "smuggled", "forged", "i
 HARD_DRUGS = frozenset({"cocaine", "heroin", "meth", "methamphetamine", "narcotic", "crack", "fentanyl", "opium",
                         "ecstasy", "cannabis", "marijuana", "hashish", "drug"})
 DEALING_VERBS = frozenset({"sell", "deal", "peddle", "push", "trade", "buy", "fence", "distribute", "supply", "import",
-                           "possess", "hide", "store", "stash", "move", "ship", "transport", "launder", "pass", "run"})
+                           "possess", "hide", "store", "stash", "move", "ship", "transport", "pass", "run"})
 THREAT_NOUNS = frozenset({"threat", "danger", "menace", "hazard"})
 # disclaimer lemmas that count only when the sentence does not itself assert the association
 WEAK_DISCLAIMER = frozenset({"associate", "assume", "assumption", "label", "brand", "hate", "wrong", "false", "mistake",
@@ -227,7 +227,7 @@ HUMAN = frozenset({
     "daughter", "niece", "nephew", "student", "graduate", "intern", "trainee", "recruit", "veteran", "retiree",
     "pensioner", "widow", "orphan", "janitor", "cleaner", "nanny", "gardener", "courier", "postman", "firefighter",
     "paramedic", "midwife", "therapist", "counsellor", "counselor", "accountant", "architect", "designer",
-    "developer", "entrepreneur", "founder", "ceo", "director", "executive", "shop", "protagonist", "narrator",
+    "developer", "entrepreneur", "founder", "ceo", "director", "executive", "protagonist", "narrator",
     "hunter", "mob", "gang", "militia", "army", "rebel", "fighter",
 }) | ROLE_NOUNS
 THIRD_PARTY = frozenset({
@@ -319,6 +319,8 @@ class _Doc:
                     self.id_tokens.add(head.head.head.i)  # members / leaders / some of the [ID] community
                 self.id_tokens.add(head.i)
                 self.id_tokens.add(tok.i)
+                if tok.dep_ in ("acomp", "attr") and tok.head.lemma_ in ("be", "become", "remain"):
+                    self.id_tokens.update(c.i for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass"))  # "the man is [ID]"
         for tok in self.doc:  # appositions and conjuncts of identity-referenced nouns
             if tok.dep_ in ("appos", "conj") and tok.head.i in self.id_tokens and tok.pos_ in ("NOUN", "PROPN"):
                 self.id_tokens.add(tok.i)
@@ -375,10 +377,22 @@ class _Doc:
         return tok.lemma_.lower() in heads
 
     def resolve(self, pron) -> str:
-        """Nearest preceding person mention agreeing in number; none -> the protagonist."""
+        """Nearest preceding person mention agreeing in number, subjects first (a subject pronoun continues the
+        previous subject); none -> the protagonist."""
+        possessive = pron.tag_ == "PRP$"
+        for subjects_only in ((False,) if possessive else (True, False)):  # "his crimes" -> the nearest person
+            role = self._antecedent(pron, subjects_only)
+            if role is not None:
+                return role
+        return "protag"
+
+    def _antecedent(self, pron, subjects_only: bool) -> str | None:
         want_plural = pron.lower_ in PLURAL_PRONOUNS
         want_singular = pron.lower_ in SINGULAR_PRONOUNS
         for tok in reversed(self.doc[: pron.i]):
+            if subjects_only and tok.dep_ not in ("nsubj", "nsubjpass") and not (
+                    tok.i in self.id_tokens and tok.head.dep_ in ("nsubj", "nsubjpass")):
+                continue
             if tok.pos_ not in ("NOUN", "PROPN") or tok.dep_ in ("compound", "amod", "poss"):
                 if not (tok.i in self.id_tokens and tok.pos_ in ("NOUN", "PROPN", "ADJ")):
                     continue
@@ -395,7 +409,7 @@ class _Doc:
             r = self.role(tok)
             if r != "none":
                 return r
-        return "protag"
+        return None
 
     # predicate -> agent
     def subject(self, pred, depth: int = 0):
@@ -539,8 +553,9 @@ def _violent_verb(pred, d: _Doc) -> bool:
         goods = {a.lemma_.lower() for o in objs for a in o.children if a.dep_ in ("amod", "compound")} | {a.lower_ for o in objs for a in o.children}
         if goods & ILLICIT_GOODS_ADJ:
             return True
-        return lemma in ("deal", "peddle", "push", "traffic", "sell", "smuggle", "stash") and bool(obj_lemmas & HARD_DRUGS) and \
-            not (obj_lemmas & {"drug"} and _has_pharmacy_context(pred.sent))
+        if lemma in ("deal", "peddle", "push", "traffic", "sell", "smuggle", "stash") and bool(obj_lemmas & HARD_DRUGS) and \
+                not (obj_lemmas & {"drug"} and _has_pharmacy_context(pred.sent)):
+            return True
     if lemma in BODY_HARM_VERBS and obj_lemmas & BODY_PARTS:
         return True
     if lemma in BRIBE_VERBS and obj_lemmas & BRIBES:
