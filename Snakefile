@@ -18,6 +18,7 @@ include: "workflow/rules/label.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/probe.smk"
+include: "workflow/rules/judge.smk"
 
 
 rule all:
