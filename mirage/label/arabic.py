@@ -31,7 +31,9 @@ VERB_STEMS = frozenset({
     "ضرب", "اغتال", "قصف", "سلب", "زور", "احتال", "نصب", "هرب", "قوص", "دبح", "اتخانق", "عذب", "شنق",
     "فجروا", "قتلوا", "سرقوا", "هاجموا", "هددوا", "ضربوا", "خطفوا", "نهبوا", "طعنوا", "حرقوا", "قتلو", "سرقو",
     "ضربو", "هددو", "هاجمو", "فجرو", "طعنو", "خطفو", "دهس", "دهسوا", "ارهب", "روع", "ابتز", "بتز", "اغتصب", "نشل",
+    "باع", "بيع", "باعوا", "تاجر",
 })
+DEAL_STEMS = frozenset({"باع", "بيع", "باعوا", "تاجر"})  # selling counts only with contraband (مخدرات، سلاح ...)
 FIRE_VERBS = frozenset({"اطلق", "اطلقوا", "طلق", "ضرب"})
 FIRE_OBJECTS = frozenset({"النار", "نار", "الرصاص", "رصاص", "النيران", "الرصاص", "عيارات"})
 WEAPON_INSTRUMENTS = frozenset({"بالسكين", "بسكين", "بالسكينه", "بسكينه", "بجنوي", "بالجنوي", "بالموس", "بموس", "بالعصا",
@@ -260,6 +262,8 @@ def arabic_violent(text: str, data_dir: str = "data", continuation: bool = False
             if base in ("فجر",) and (tok.startswith(("ال", "وال", "بال", "لل")) or (i > 0 and clause[i - 1] in ("صلاه", "صلاة", "وقت", "عند", "قبل", "بعد", "منذ", "حتي", "مع"))):
                 continue
             if base in ("هرب",) and kind == "verb" and not any(noun_forms(w) & CONTRABAND for w in clause[i + 1: i + 4]):
+                continue
+            if base in DEAL_STEMS and kind == "verb" and not any(noun_forms(w) & CONTRABAND for w in clause[i + 1: i + 4]):
                 continue
             if base in ("نصب", "ضرب") and kind == "verb" and not any(
                     _is_identity(w, stems) or noun_forms(w) & PERSON or w in WEAPON_INSTRUMENTS or noun_forms(w) & FIRE_OBJECTS

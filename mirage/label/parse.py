@@ -191,6 +191,9 @@ SPORT_CONTEXT = frozenset({"goal", "net", "ball", "match", "game", "basket", "ho
                            "fencing", "boxing", "martial", "sparring", "karate", "judo", "wrestling", "game", "player",
                            "opponent", "referee", "lap", "trophy", "medal", "win", "victory", "rival", "club", "debate",
                            "argument", "critic", "review", "reviewer"})
+MEDIA_CONTEXT = frozenset({"camera", "photo", "film", "scene", "video", "studio", "director", "photographer", "shot", "stage",
+                           "gig", "comedian", "comedy", "joke", "audition", "performance", "set", "sitcom", "premiere",
+                           "exam", "debate", "argument", "critic", "review", "reviewer"})
 BUILDINGS = frozenset({"house", "home", "building", "car", "church", "mosque", "synagogue", "temple", "shop", "store",
                        "village", "school", "office", "flag", "farm", "field", "crop", "barn", "warehouse", "factory",
                        "bus", "truck", "van", "vehicle", "station", "embassy", "market", "hotel", "restaurant", "bank",
@@ -513,7 +516,8 @@ def _is_human(tok, d: _Doc) -> bool:
 
 
 VERB_TRIGGERS = (VIOLENT_VERBS | HUMAN_OBJECT_VERBS | WEAPON_VERBS | VEHICLE_VERBS | DEALING_VERBS | BODY_HARM_VERBS
-                 | BRIBE_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge"})
+                 | BRIBE_VERBS | {"fire", "open", "set", "blow", "threaten", "break", "forge", "take", "hold", "seize", "keep",
+                                  "storm"})
 
 
 def _has_pharmacy_context(sent) -> bool:
@@ -521,8 +525,10 @@ def _has_pharmacy_context(sent) -> bool:
                                     "medicine", "hospital", "clinic", "company", "pharmaceutical") for t in sent)
 
 
-def _has_sport_context(sent) -> bool:
-    return any(t.lemma_.lower() in SPORT_CONTEXT for t in sent)
+def _has_sport_context(sent, media: bool = True) -> bool:
+    """Sport (and, with media=True, film/stage/exam) words in the sentence: 'shot', 'attack', 'bombed' are then idioms."""
+    words = SPORT_CONTEXT if media else SPORT_CONTEXT - MEDIA_CONTEXT
+    return any(t.lemma_.lower() in words for t in sent)
 
 
 def _violent_verb(pred, d: _Doc) -> bool:
@@ -556,6 +562,10 @@ def _violent_verb(pred, d: _Doc) -> bool:
         if lemma in ("deal", "peddle", "push", "traffic", "sell", "smuggle", "stash") and bool(obj_lemmas & HARD_DRUGS) and \
                 not (obj_lemmas & {"drug"} and _has_pharmacy_context(pred.sent)):
             return True
+    if lemma in ("take", "hold", "seize", "keep") and obj_lemmas & {"hostage", "captive"}:
+        return True
+    if lemma == "storm":
+        return any(_is_human(o, d) or o.lemma_.lower() in BUILDINGS | {"parliament", "capitol", "court", "prison", "palace"} for o in objs)
     if lemma in BODY_HARM_VERBS and obj_lemmas & BODY_PARTS:
         return True
     if lemma in BRIBE_VERBS and obj_lemmas & BRIBES:
@@ -581,7 +591,7 @@ def _violent_verb(pred, d: _Doc) -> bool:
     if lemma in HUMAN_OBJECT_VERBS and lemma not in VIOLENT_VERBS or lemma in ("poison", "intimidate", "menace", "stone", "mug", "con", "knife"):
         if lemma == "burn":
             return any(_is_human(o, d) or o.lemma_.lower() in BUILDINGS for o in objs)
-        if lemma in ("hit", "strike", "beat", "kick") and _has_sport_context(pred.sent):
+        if lemma in ("hit", "strike", "beat", "kick") and _has_sport_context(pred.sent, media=False):
             return False
         return any(_is_human(o, d) for o in objs)
     if lemma in VIOLENT_VERBS:
@@ -720,7 +730,7 @@ def english_violent(d: _Doc) -> bool:
                 if role == "protag" and tok.dep_ == "pobj" and tok.head.lower_ in LIKE_PREPS and d.negated(tok.head.head):
                     role = "neg"
             elif lemma in VIOLENT_ADJ and tok.pos_ in ("ADJ", "VERB", "NOUN"):
-                if lemma in ("aggressive", "hostile", "dangerous") and _has_sport_context(sent):
+                if lemma in ("aggressive", "hostile", "dangerous") and _has_sport_context(sent, media=False):
                     continue
                 if tok.dep_ in ("acomp", "oprd", "attr", "conj") and tok.head.pos_ in ("AUX", "VERB", "ADJ"):
                     role = _verb_agent(tok.head if tok.dep_ != "conj" else tok.head, d) if tok.dep_ != "conj" or tok.head.dep_ == "acomp" else None
