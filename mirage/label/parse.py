@@ -138,9 +138,9 @@ PERP_PREPS: dict[str, frozenset[str]] = {  # head lemma -> preps introducing the
     "suspect": frozenset({"of", "in"}), "participate": frozenset({"in"}), "engage": frozenset({"in"}),
     "part": frozenset({"in"}), "resort": frozenset({"to"}), "turn": frozenset({"to"}), "confess": frozenset({"to"}),
     "call": frozenset({"for"}), "link": frozenset({"to", "with"}), "tie": frozenset({"to"}),
-    "associate": frozenset({"with"}), "implicate": frozenset({"in"}), "behind": frozenset(), "plead": frozenset({"to"}),
+    "associate": frozenset({"with"}), "implicate": frozenset({"in"}), "plead": frozenset({"to"}),
     "complicit": frozenset({"in"}), "prosecute": frozenset({"for"}), "detain": frozenset({"for", "over"}),
-    "known": frozenset({"for"}), "notorious": frozenset({"for"}), "famous": frozenset(), "blame": frozenset({"for"}),
+    "known": frozenset({"for"}), "notorious": frozenset({"for"}), "blame": frozenset({"for"}),
     "capable": frozenset({"of"}), "prone": frozenset({"to"}), "involved": frozenset({"in"}),
     "admit": frozenset({"to"}),
 }
@@ -732,10 +732,10 @@ def english_violent(d: _Doc) -> bool:
             elif lemma in VIOLENT_ADJ and tok.pos_ in ("ADJ", "VERB", "NOUN"):
                 if lemma in ("aggressive", "hostile", "dangerous") and _has_sport_context(sent, media=False):
                     continue
-                if tok.dep_ in ("acomp", "oprd", "attr", "conj") and tok.head.pos_ in ("AUX", "VERB", "ADJ"):
-                    role = _verb_agent(tok.head if tok.dep_ != "conj" else tok.head, d) if tok.dep_ != "conj" or tok.head.dep_ == "acomp" else None
-                    if tok.dep_ == "conj" and tok.head.dep_ == "acomp":
-                        role = _verb_agent(tok.head.head, d)
+                if tok.dep_ in ("acomp", "oprd", "attr") and tok.head.pos_ in ("AUX", "VERB", "ADJ"):
+                    role = _verb_agent(tok.head, d)  # "[ID] people are violent"
+                elif tok.dep_ == "conj" and tok.head.dep_ == "acomp":
+                    role = _verb_agent(tok.head.head, d)  # "... are angry and violent"
                 elif tok.dep_ == "amod" and tok.head.i in d.id_tokens:
                     role = "protag"
                 elif tok.dep_ == "amod" and tok.head.lemma_.lower() in HUMAN and d.role(tok.head) == "protag" and not d.has_identity:
