@@ -166,3 +166,19 @@ def test_llm_judge_eval_through_the_store_on_the_embedded_model(tmp_path, root):
     n = stored()
     assert n >= 3
     assert CliRunner().invoke(judge, args).exit_code == 0 and stored() == n, "a rerun is served from the store"
+
+
+def test_jury_is_one_setting_in_params(tmp_path, root):
+    from mirage.label.judge import VIOLENCE_INSTRUCTIONS
+    from mirage.params import load_params
+
+    params = tmp_path / "params.yaml"
+    params.write_text("label:\n  judge: [parse-v1, lexicon-v1, parse-v1]\n", encoding="utf-8")
+    setting = load_params(str(params)).label.judge
+    jury = build_judge(setting, str(params), data_dir=str(root / "data"))
+    assert isinstance(jury, Jury) and jury.name == "jury:parse-v1,lexicon-v1,parse-v1"
+    # the two parse-v1 votes outvote lexicon-v1 on a victim sentence
+    assert jury.label_violence([(None, "The Muslim man was attacked by a gang.", False)])[0][0] == 0
+    # the LLM judge prompt states the App. H.1 rule: agent, victims, negation, idioms, disclaimers, reported violence
+    for phrase in ("AS THE AGENT", "done TO them", "negated", "idioms", "stereotype", "someone else", "fiction"):
+        assert phrase in VIOLENCE_INSTRUCTIONS
