@@ -21,6 +21,7 @@ include: "workflow/rules/metrics.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/probe.smk"
 include: "workflow/rules/pilot.smk"
+include: "workflow/rules/judge.smk"
 
 
 rule all:

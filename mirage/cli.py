@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "label": "mirage.label.cli:label",
     "metrics": "mirage.metrics.cli:metrics",
     "validate": "mirage.validation.cli:validate",
+    "judge": "mirage.judge.cli:judge",
     "report": "mirage.report.cli:report",
     "render": "mirage.render.cli:render",
     "probe": "mirage.probe.cli:probe",

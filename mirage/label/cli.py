@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -14,22 +15,6 @@ from mirage.params import ParamsError, load_params
 from mirage.protocol import CONDITIONS, SLICE_NAMES
 
 
-def build_judge(name: str, p, params_path: str, data_dir: str, judge_store: str | None = None):
-    """The labeler named `name`: the offline lexicon judge, or a registry model as LLM judge (store opened once)."""
-    from mirage.label.judge import LLMJudge, chat_completer
-    from mirage.label.lexicon import LEXICON_VERSION, LexiconJudge
-
-    if name == LEXICON_VERSION:
-        return LexiconJudge(p.window, data_dir), None
-    from mirage.generate.api import open_session
-
-    try:
-        session = open_session(name, params_path, judge_store)
-    except KeyError as exc:
-        raise DataError(f"label.judge: {exc.args[0]}") from None
-    return LLMJudge(name, chat_completer(session, p.judge_max_tokens, p.judge_batch)), session
-
-
 @click.command()
 @click.option("--model", required=True, help="Registry name of the model whose generations are labelled.")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to label.")
@@ -38,7 +23,8 @@ def build_judge(name: str, p, params_path: str, data_dir: str, judge_store: str 
 @click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
               help="Holds harnesses/ (C3 decision definitions) and identities.yaml.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--judge", help="Override label.judge: `lexicon-v1` or a registry model name (LLM judge).")
+@click.option("--judge", help="Override label.judge: `parse-v1` (default), `lexicon-v1`, a registry model name (LLM judge) "
+                                "or `jury:A,B,C` (majority vote).")
 @click.option("--judge-store", type=click.Path(file_okay=False),
               help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")
 @click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSONL.  [default: {artefacts.labels('{model}', '{slice}')}]")
@@ -51,14 +37,16 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
     unparseable samples stay in the file with null labels so metrics can count them.
     """
     from mirage.label.decisions import load_harnesses
+    from mirage.label.judges import build_judge
     from mirage.label.labeler import REQUIRED, label_rows
 
-    session = None
+    stack = ExitStack()
     try:
         params = load_params(params_path)
         p = params.label
         harnesses = load_harnesses(data_dir)
-        labeler, session = build_judge(judge or p.judge, p, params_path, data_dir, judge_store)
+        labeler = build_judge(judge or p.judge, stack, params_path, p.window, data_dir, p.judge_max_tokens, p.judge_batch,
+                              judge_store)
         paths = [Path(v) for v in views] or [Path(v) for v in artefacts.views(params.render, model, slice_name)]
         missing = [str(x) for x in paths if not x.exists()]
         if missing:
@@ -72,8 +60,7 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
-        if session is not None:
-            session.close()
+        stack.close()
     counts = Counter((r["condition"], r["violent"], r["parse_ok"], r["refusal"], r["error"]) for r in labels)
     for cond in CONDITIONS:
         rows_c = [(k, v) for k, v in counts.items() if k[0] == cond]

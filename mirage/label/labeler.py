@@ -6,8 +6,8 @@ from typing import Protocol
 
 from mirage.io import DataError
 from mirage.label.decisions import Harness, parse_choice, parse_score
-from mirage.label.lexicon import is_refusal
 from mirage.label.pathways import tag_pathways
+from mirage.label.refusal import is_refusal
 from mirage.protocol import COMPLETION_CONDITIONS
 
 ID_COLUMNS: tuple[str, ...] = (
@@ -53,7 +53,7 @@ def label_rows(rows: list[dict], harnesses: dict[str, Harness], judge: Judge, da
         if lab["error"]:
             continue
         v_ans, v_rea, refusal = verdicts[i]
-        lab.update(violent=v_ans, violent_reasoning=v_rea, refusal=refusal or is_refusal(row["answer"] or ""))
+        lab.update(violent=v_ans, violent_reasoning=v_rea, refusal=bool(refusal) or is_refusal(row["answer"] or ""))
         if row["condition"] == "C2":
             lab["pathways"] = tag_pathways(row.get("reasoning"), v_ans, data_dir)
         if row["condition"] != "C3":
@@ -63,14 +63,16 @@ def label_rows(rows: list[dict], harnesses: dict[str, Harness], judge: Judge, da
         if harness is None:
             raise DataError(f"{source}: row {row['row_id']}: field harness: unknown harness {row['harness']!r} "
                             f"(known: {', '.join(sorted(harnesses))})")
-        if lab["refusal"]:
-            continue
         if harness.kind == "choice":
-            decision = parse_choice(row["answer"] or "", harness.options)
+            decision = parse_choice(row["answer"] or "", harness.options, harness.scores)
         elif harness.kind == "score":
             decision = parse_score(row["answer"] or "", harness.lo, harness.hi)
         else:
             decision = favour.get(i)
+        if decision is not None and harness.kind != "summary":
+            lab["refusal"] = False  # a parsed decision is not a refusal, whatever disclaimer surrounds it
+        if lab["refusal"]:
+            continue
         if decision is not None:
             lab.update(decision=decision, score=harness.normalise(decision), parse_ok=True)
     return out

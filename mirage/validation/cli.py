@@ -160,7 +160,8 @@ def read_annotations(path: Path) -> dict[str, dict[str, int]]:
 @click.option("--out", type=click.Path(dir_okay=False), help="Report JSON (default: kappa.json next to key.csv).")
 def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> None:
     """Read annotated items.csv files or Label Studio exports and report Cohen's kappa: judge vs the
-    majority human label, overall and per template (Table 10), and between each pair of annotators."""
+    majority human label, overall, per template (Table 10) and per identity (from key.csv: the judge must be
+    as accurate on control variants as on focal ones), and between each pair of annotators."""
     from mirage.validation.kappa import agreement_report
 
     key_file = Path(key_path or Path(files[0]).with_name("key.csv"))
@@ -171,6 +172,7 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
             key_rows = list(csv.DictReader(fh))
         judge = {r["item_id"]: int(r["judge_violent"]) for r in key_rows}
         template = {r["item_id"]: r["template"] for r in key_rows}
+        identity = {r["item_id"]: r.get("identity") or "unknown" for r in key_rows}
         annotations: dict[str, dict[str, int]] = {}
         for f in files:
             for who, labels in read_annotations(Path(f)).items():
@@ -182,13 +184,16 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
         raise click.ClickException(str(exc)) from None
     if not annotations:
         raise click.ClickException("no annotations found (is the `violent` column filled in?)")
-    report = agreement_report(annotations, judge, template)
+    report = agreement_report(annotations, judge, template, identity)
     report["annotator_counts"] = {a: len(v) for a, v in sorted(annotations.items())}
     out_path = Path(out or key_file.with_name("kappa.json"))
     write_json(out_path, report)
     click.echo("judge vs human (majority) Cohen's kappa:")
     for t, r in report["judge_vs_human"].items():
         click.echo(f"  {t:8s} kappa={r['kappa']} n={r['n']}")
+    click.echo("judge vs human (majority) Cohen's kappa per identity:")
+    for ident, r in report["judge_vs_human_by_identity"].items():
+        click.echo(f"  {ident:10s} kappa={r['kappa']} n={r['n']}")
     for pair, rep in report["annotators"].items():
         click.echo(f"annotators {pair}: kappa={rep['overall']['kappa']} n={rep['overall']['n']}")
     click.echo(f"wrote {out_path}")

@@ -37,19 +37,29 @@ def _entry(a: list[int], b: list[int]) -> dict:
     return {"kappa": None if math.isnan(k) else round(k, 6), "n": len(a)}
 
 
-def agreement_report(annotations: dict[str, dict[str, int]], judge: dict[str, int], template: dict[str, str]) -> dict:
-    """Judge-vs-human kappa (majority human label) overall and per template, and pairwise inter-annotator kappa."""
+def _by(pairs: list[tuple[str, int, int]], group: dict[str, str]) -> dict:
+    """{"overall": ..., <group value>: ...} kappa entries."""
+    out = {"overall": _entry([p[1] for p in pairs], [p[2] for p in pairs])}
+    for g in sorted({group[p[0]] for p in pairs}):
+        sub = [p for p in pairs if group[p[0]] == g]
+        out[g] = _entry([p[1] for p in sub], [p[2] for p in sub])
+    return out
+
+
+def agreement_report(annotations: dict[str, dict[str, int]], judge: dict[str, int], template: dict[str, str],
+                     identity: dict[str, str] | None = None) -> dict:
+    """Judge-vs-human kappa (majority human label) overall, per template (Table 10) and per identity (is the judge as
+    accurate on control variants as on focal ones?), and pairwise inter-annotator kappa."""
     human = human_majority(annotations)
     items = sorted(set(human) & set(judge))
 
     def by_template(pairs: list[tuple[str, int, int]]) -> dict:
-        out = {"overall": _entry([p[1] for p in pairs], [p[2] for p in pairs])}
-        for t in sorted({template[p[0]] for p in pairs}):
-            sub = [p for p in pairs if template[p[0]] == t]
-            out[t] = _entry([p[1] for p in sub], [p[2] for p in sub])
-        return out
+        return _by(pairs, template)
 
-    report = {"judge_vs_human": by_template([(i, judge[i], human[i]) for i in items]), "annotators": {}}
+    pairs = [(i, judge[i], human[i]) for i in items]
+    report = {"judge_vs_human": by_template(pairs), "annotators": {}}
+    if identity is not None:
+        report["judge_vs_human_by_identity"] = _by(pairs, identity)
     for a, b in itertools.combinations(sorted(annotations), 2):
         common = sorted(set(annotations[a]) & set(annotations[b]) & set(template))
         report["annotators"][f"{a}|{b}"] = by_template([(i, annotations[a][i], annotations[b][i]) for i in common])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 
 from click.testing import CliRunner
 
@@ -68,6 +69,15 @@ def test_export_import_roundtrip(tmp_path, corpus_rows, root):
     b = [1 - y if i in list(key)[:2] else y for i, y in zip(key, judge)]
     assert report["annotators"]["A|B"]["overall"]["kappa"] == round(kappa(judge, b), 6)
     assert report["annotators"]["A|B"]["overall"]["n"] == 10
+    # per identity (control variants must be judged as accurately as focal ones): same kappa, computed per subset
+    by_id = report["judge_vs_human_by_identity"]
+    idents = {"muslim", "christian", "jewish", "hindu", "secular"}
+    assert set(by_id) == idents | {"overall"} and sum(by_id[i]["n"] for i in idents) == 10
+    for ident in idents:
+        sub = [n for n, i in enumerate(key) if key[i]["identity"] == ident]
+        expected = kappa([judge[n] for n in sub], [human[n] for n in sub])
+        assert by_id[ident]["kappa"] == (None if math.isnan(expected) else round(expected, 6))
+    assert "per identity" in res.output and "muslim" in res.output
 
 
 def test_import_rejects_bad_value(tmp_path):

@@ -1,0 +1,1 @@
+"""`mirage judge`: measure a violence judge against gold labels before trusting its V."""

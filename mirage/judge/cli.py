@@ -1,0 +1,92 @@
+"""`mirage judge eval`: measure a violence judge against a gold set (docs/judge.md)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+
+from mirage import artefacts
+from mirage.io import DataError, write_json
+from mirage.params import ParamsError, load_params
+
+
+@click.group()
+def judge() -> None:
+    """Measure a violence judge before trusting the V it produces (App. H.1 rule, docs/judge.md)."""
+
+
+def _table(doc: dict) -> str:
+    rows = [("overall", doc["overall"])]
+    rows += [(f"lang {k}", v) for k, v in doc["by_language"].items()]
+    rows += [(f"id {k}", v) for k, v in doc["by_identity"].items()]
+    rows += [(f"cat {k}", v) for k, v in doc["by_cat"].items()]
+
+    def f(x) -> str:
+        return "   -" if x is None else f"{x:.2f}"
+
+    lines = [f"{'stratum':32s} {'n':>5s} {'pos':>4s} {'P':>5s} {'R':>5s} {'F1':>5s} {'F1 95% CI':>12s} {'acc':>5s} {'kappa':>6s}"]
+    for name, s in rows:
+        ci = s.get("f1_ci") or [None, None]
+        lines.append(f"{name[:32]:32s} {s['n']:5d} {s['positives']:4d} {f(s['precision']):>5s} {f(s['recall']):>5s} "
+                     f"{f(s['f1']):>5s} {'[' + f(ci[0]) + ', ' + f(ci[1]) + ']':>12s} {f(s['accuracy']):>5s} {f(s['kappa']):>6s}")
+    inv = doc["invariance"]
+    lines.append(f"identity invariance: {inv['invariant']}/{inv['rows']} [ID] rows labelled alike for every identity "
+                 f"(rate {inv['rate']})")
+    if "ms_per_text" in doc:
+        lines.append(f"speed: {doc['ms_per_text']} ms wall, {doc['cpu_ms_per_text']} ms CPU per text "
+                     f"({doc['n']} texts, one process, model loaded before timing)")
+    lines.append(f"misclassified: {len(doc['misclassified'])} of {doc['n']}; unparseable verdicts: {doc['unparseable']}")
+    return "\n".join(lines)
+
+
+@judge.command("eval")
+@click.option("--gold", "gold_path", type=click.Path(dir_okay=False), default=artefacts.judge_gold(), show_default=True,
+              help="Gold JSONL: text, label (0/1), optional reasoning, language (default en), cat. "
+                   "`[ID]` in text is filled with every identity's adjective (identities.yaml).")
+@click.option("--judge", "judge_name", help="parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
+                                             "store) or jury:A,B,C (majority vote). Default: label.judge in --params.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.judge_dir('{judge}')}]")
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (models, label).")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
+              help="Folder holding identities.yaml.")
+@click.option("--judge-store", type=click.Path(file_okay=False),
+              help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")
+def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_path: str, data_dir: str,
+          judge_store: str | None) -> None:
+    """Label every gold text with the judge and write OUT/judge_eval.json: precision, recall, F1 (95% bootstrap
+    CI), accuracy and Cohen's kappa overall and by language, identity and category; identity invariance (share
+    of `[ID]` rows labelled alike for every identity); the misclassified rows; ms per text.
+
+    A low score is a measurement (exit 0). A malformed gold file is an error naming line and field (exit 2,
+    nothing written). Example: mirage judge eval --gold data/judge/gold.jsonl --judge lexicon-v1
+    """
+    from mirage.judge.evaluate import evaluate
+    from mirage.judge.gold import read_gold
+    from mirage.label.judges import build_judge
+    from mirage.label.judges import judge_name as canonical
+
+    stack = ExitStack()
+    try:
+        lp = load_params(params_path).label
+        items = read_gold(gold_path, data_dir)
+        name = canonical(judge_name or lp.judge)
+        judge_obj = build_judge(name, stack, params_path, lp.window, data_dir, lp.judge_max_tokens, lp.judge_batch, judge_store)
+        judge_obj.label_violence([(None, "Warm-up.", False)])  # load models before timing
+        start, cpu = time.perf_counter(), time.process_time()
+        verdicts = judge_obj.label_violence([(None, it.text, False) for it in items])
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    except (ParamsError, DataError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    finally:
+        stack.close()
+    doc = evaluate(name, items, [v[0] for v in verdicts], seconds, cpu_seconds)
+    doc["gold"] = str(gold_path)
+    out = Path(out_dir or artefacts.judge_dir(name.replace("/", "_")))
+    write_json(out / "judge_eval.json", doc)
+    click.echo(_table(doc))
+    click.echo(f"wrote {out / 'judge_eval.json'}")
