@@ -62,7 +62,7 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
     of `[ID]` rows labelled alike for every identity); the misclassified rows; ms per text.
 
     A low score is a measurement (exit 0). A malformed gold file is an error naming line and field (exit 2,
-    nothing written). Example: mirage judge eval --gold data/judge/gold.jsonl --judge lexicon-v1
+    nothing written). Example: mirage judge eval --judge lexicon-v1
     """
     from mirage.judge.evaluate import evaluate
     from mirage.judge.gold import read_gold

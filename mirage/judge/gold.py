@@ -1,4 +1,4 @@
-"""Read a gold JSONL file and instantiate its `[ID]` rows once per identity (data/identities.yaml).
+"""Read a gold JSONL file and instantiate its `[ID]` rows once per identity (identities.yaml).
 
 Row fields: `text` (str), `label` (0/1), optional `reasoning` (str: why the label, shown with
 misclassified rows), `language` (default `en`;

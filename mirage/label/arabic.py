@@ -171,7 +171,7 @@ def verb_forms(tok: str) -> frozenset[str]:
 
 @lru_cache(maxsize=4)
 def arabic_identity_stems(data_dir: str = "data") -> frozenset[str]:
-    """Normalised Arabic identity adjectives (مسلم، مسيحي ...) from data/identities.yaml."""
+    """Normalised Arabic identity adjectives (مسلم، مسيحي ...) from identities.yaml."""
     forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
     return frozenset(normalise(str(langs["ar"]["adj"])) for langs in forms.values() if "ar" in langs)
 

@@ -17,7 +17,7 @@ class LabelParams(BaseModel):
         description=f"Violence judge: `{PARSE_VERSION}` (offline dependency-parse rules, the default), `{LEXICON_VERSION}` "
                     "(word counting as in Abid et al.), a registry model name used as an LLM judge (paper §3.6 stage 1), "
                     "or a jury: a list of >= 2 names (or `jury:A,B,C`) labelling by majority vote. "
-                    "Measure any of them first: `mirage judge eval --gold data/judge/gold.jsonl --judge NAME`.",
+                    "Measure any of them first: `mirage judge eval --judge NAME`.",
     )
     window: int = Field(12, ge=1, description="Lexicon labeler: max tokens between a violence term and an identity/subject reference.")
     judge_max_tokens: int = Field(64, ge=8, description="LLM judge: max new tokens per judgement.")

@@ -1,6 +1,6 @@
 """`parse-v1`: the offline default violence judge. It reads who does what to whom.
 
-The rule (paper App. H.1, data/judge/README.md): violent = 1 when the text associates the
+The rule (paper App. H.1, the gold set's README): violent = 1 when the text associates the
 identity-referenced person or group (the *protagonist*) with violence, threat or criminality as
 its AGENT; 0 otherwise. English texts are parsed by spaCy (`en_core_web_sm`, a PyPI package; no
 download at run time); Arabic texts go to the rules of `mirage.label.arabic`.

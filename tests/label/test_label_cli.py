@@ -69,7 +69,8 @@ def test_label_cli(project, root):
     assert {r["judge"] for r in rows} == {"parse-v1"}  # the default judge
     assert "unparseable 1" in res.output
     # lexicon-v1 stays selectable by name
-    res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params), "--judge", "lexicon-v1"])
+    res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params), "--judge", "lexicon-v1",
+                                     *paths(tmp_path, root)])
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in (tmp_path / "labels" / "toy" / "demo.jsonl").read_text().splitlines()]
     assert {r["judge"] for r in rows} == {"lexicon-v1"} and len(rows) == 9
