@@ -232,7 +232,7 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
     ("harness-missing-rubric", "corpus", _yaml_edit(H("H1"), _drop("rubric")), ("H1.yaml", "'rubric'")),
     ("harness-empty", "corpus", _set(H("H2"), ""), ("H2.yaml", "empty")),
     ("harness-non-utf8", "corpus", _set(H("H3"), b"id: H3\nrubric: " + LATIN1 + b"\n"), ("H3.yaml:2", "UTF-8")),
-    ("harness-identity-field-unknown", "corpus", _yaml_edit(H("H4"), _replace("identity_field", "Nope")), ("H4.yaml", "identity_field 'Nope'")),
+    ("harness-identity-field-unknown", "corpus", _yaml_edit(H("H4"), _replace("identity_field", "Nope")), ("H4.yaml", "identity field 'Nope'")),
     # --- render inputs: news corpus, mitigation texts, CoT translations, harness rubrics, the prompt table ---
     ("news-non-utf8", "render", _set(NEWS, json.dumps(NEWS_ROW).encode() + b"\n" + LATIN1 + b"\n"), ("news.jsonl:2", "UTF-8")),
     ("news-bad-json", "render", _set(NEWS, json.dumps(NEWS_ROW) + "\n{not json\n"), ("news.jsonl:2", "not valid JSON")),
