@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import click
-import yaml
 
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.layout import generation_views
@@ -31,11 +30,6 @@ def validate() -> None:
     """Human spot-validation of the violence labels: export a blind 10% sample, import annotations, report kappa."""
 
 
-def _identity_forms(data_dir: str) -> set[str]:
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
-    return {str(f) for langs in forms.values() for table in langs.values() for f in table.values()}
-
-
 def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
     with atomic_write(path) as fh:
         w = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
@@ -50,13 +44,15 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Default: {label.validation.out_dir}/{slice}/{model}.")
 def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -> None:
     """Draw label.validation.fraction of the labelled samples per template x identity x condition,
-    mask identity mentions, and write items.csv (for annotators), tasks.json + label_config.xml
+    mask every identity-related term (data/identities.yaml forms, identity tokens and presupposing terms,
+    identity-bound lexicon entries, with derived forms, in English and Arabic), and write items.csv (for annotators), tasks.json + label_config.xml
     (Label Studio) and key.csv (judge labels and identities; keep it away from annotators)."""
     from mirage.validation.export import (
         ITEM_COLUMNS,
         KEY_COLUMNS,
         draw_sample,
         identity_pattern,
+        identity_terms,
         mask_prompt,
         mask_text,
     )
@@ -72,7 +68,7 @@ def export(slice_name: str, model: str, params_path: str, out_dir: str | None) -
         for path in generation_views(lp.generations_dir, model, slice_name):
             gens.update({g["key"]: g for g in read_jsonl(path, required=("key", "answer")) if g["key"] in keys})
         corpus = {c["prompt_id"]: c for c in read_jsonl(vp.corpus, required=("prompt_id", "text", "swap_span"))}
-        pattern = identity_pattern(_identity_forms(lp.data_dir))
+        pattern = identity_pattern(identity_terms(Path(lp.data_dir)))
     except (ParamsError, DataError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     missing = sorted(keys - set(gens))
