@@ -6,7 +6,6 @@ Colours are the Okabe-Ito colour-blind-safe palette; focal vs control also diffe
 
 from __future__ import annotations
 
-import io
 import math
 import textwrap
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
 from mirage.layout import CONDITIONS  # noqa: E402
+from mirage.plotting import figure_bytes  # noqa: E402
 from mirage.report.data import ANY, EITHER, Provenance, select  # noqa: E402
 
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -34,7 +34,7 @@ LANGUAGE_NAMES = {"en": "English", "ar-msa": "MSA", "ar-egy": "Egyptian", "ar-le
 MITIGATIONS = ["M1", "M2", "M3", "M4", "structural"]
 OPTIONAL = ["", *CONDITIONS]  # condition may be set or pooled ("")
 
-plt.rcParams.update({"font.size": 10, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "mirage"})
+plt.rcParams.update({"font.size": 10, "axes.spines.top": False, "axes.spines.right": False})
 
 
 @dataclass
@@ -202,16 +202,11 @@ def add_caption(fig: Figure, text: str) -> None:
 
 
 def save(fig: Figure, out_dir: Path, stem: str, formats: list[str], dpi: int) -> bytes:
-    """Write the figure atomically in each format; return its PNG bytes (for inlining in the HTML)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    png = buf.getvalue()
+    """Write the figure atomically (byte-reproducibly) in each format; return its PNG bytes (for inlining in the HTML)."""
+    png = figure_bytes(fig, "png", dpi)
     for fmt in formats:
         with atomic_write(out_dir / f"{stem}.{fmt}", "wb") as fh:
-            if fmt == "png":
-                fh.write(png)
-            else:
-                fig.savefig(fh, format="svg", metadata={"Date": None})
+            fh.write(png if fmt == "png" else figure_bytes(fig, fmt, dpi))
     plt.close(fig)
     return png
 
