@@ -10,7 +10,11 @@ import yaml
 from mirage.io import DataError
 from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
+from mirage.report.protocol import JUDGE_EVAL
 from mirage.slices import SLICE_NAMES
+
+REQUESTS_DIR = "results/requests"
+SAMPLES_PAGE = "samples.html"
 
 
 def harness_titles(data_dir: Path) -> dict[str, str]:
@@ -25,17 +29,23 @@ def harness_titles(data_dir: Path) -> dict[str, str]:
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Which run to report on.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (paths in its `report:` section).")
-def report(slice_name: str, params_path: str) -> None:
-    """Build the paper's figures (2-6, PNG+SVG), tables (3, 4, 6, 8-12, 15; CSV, Markdown, LaTeX) and one
-    self-contained HTML page for SLICE from results/metrics/{slice}/ plus labels, generations, the
-    compute estimate and (optionally) the logit-lens probe.
+@click.option("--judge-eval", "judge_eval", type=click.Path(dir_okay=False),
+              help=f"judge_eval.json of the judge that labelled V (`mirage judge eval`); default: {JUDGE_EVAL} for the judge named in the labels.")
+@click.option("--requests-dir", default=REQUESTS_DIR, show_default=True, type=click.Path(file_okay=False),
+              help="Rendered requests ({C1,C2,C3}.jsonl from `mirage render`): the prompts shown in the sample browser.")
+def report(slice_name: str, params_path: str, judge_eval: str | None, requests_dir: str) -> None:
+    """Build the paper's figures (2-6, the placebo-floor plot, the probe; PNG+SVG), tables (1, 3, 4, 6-15 as far as
+    the run produced them; CSV, Markdown, LaTeX), one self-contained HTML page and a sample browser for SLICE,
+    from results/metrics/{slice}/ plus labels, generations, requests, the compute estimate, the judge's
+    gold-set evaluation and (optionally) the logit-lens probe.
 
-    Parts the run did not produce are shown as "not computed in this run". Outputs:
-    results/figures/{slice}/, results/tables/{slice}/, results/report/{slice}/index.html.
+    Every number carries its n; degenerate intervals are not shown; bias estimates are shown with their
+    identity-placebo floor. Parts the run did not produce are shown as "not computed" with the reason. Outputs:
+    results/figures/{slice}/, results/tables/{slice}/, results/report/{slice}/index.html and samples.html.
     """
     from tqdm import tqdm
 
-    from mirage.report import data, figures, html, tables
+    from mirage.report import data, figures, html, protocol, samples, tables
 
     try:
         params = load_params(params_path)
@@ -49,7 +59,8 @@ def report(slice_name: str, params_path: str) -> None:
     slice_params = getattr(params.slices, slice_name)
     fig_dir, tab_dir = Path(p.figures_dir) / slice_name, Path(p.tables_dir) / slice_name
     out_html = Path(p.out_dir) / slice_name / "index.html"
-    steps = tqdm(total=5, desc=f"report {slice_name}", unit="step")
+    out_samples = out_html.with_name(SAMPLES_PAGE)
+    steps = tqdm(total=6, desc=f"report {slice_name}", unit="step")
     try:
         df = data.load_metrics(metrics_csv)
         prov = data.load_provenance(metrics_dir / "summary.json", slice_name, slice_params.model_dump(exclude={"models"}))
@@ -59,26 +70,38 @@ def report(slice_name: str, params_path: str) -> None:
                                      ("key", "model", "condition", "text"))
         estimate = data.load_estimate(Path(p.estimate_dir) / f"{slice_name}.json")
         probe = data.load_probe(Path(p.probe_dir), models)
+        judges = [protocol.load_judge(j, Path(judge_eval) if judge_eval else Path(JUDGE_EVAL.format(judge=j)))
+                  for j in protocol.judges_of(labels, params.label.judge)]
+        devs = protocol.deviations(params, slice_name, labels, df, judges, prov.deviations)
         steps.update()
-        pngs = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(params.corpus.data_dir)), probe)
+        rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(params.corpus.data_dir)), probe, labels)
         steps.update()
-        built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate), tab_dir)
+        built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets(Path(p.probe_dir), models)), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
+        sample_rows = samples.rows(labels, gens)
+        prompts = samples.load_prompts(Path(requests_dir), set(sample_rows["request_id"].dropna()))
         steps.update()
-        fig_files = {s: [f"{s}.{f}" for f in p.figure_formats] for s, png in pngs.items() if png}
+        fig_files = {s: [f"{s}.{f}" for f in p.figure_formats] for s, r in rendered.items() if r.png}
         tab_files = {t.stem: [f"{t.stem}.{e}" for e in ("csv", "md", "tex")] for t in built if t.data is not None}
-        page = html.render(prov, models, pngs, fig_files, built, tab_files, cells,
-                           yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir))
+        page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
+                           yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
+                           headlines=html.headline(df, models), judges=judges, deviations=devs, counts=html.counts(gens, models),
+                           samples_href=SAMPLES_PAGE, placebo_computed=df.attrs.get("placebo_computed", False))
+        html.write(out_samples, samples.render(sample_rows, prompts, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl", out_html.name))
         html.write(out_html, page)
         steps.update()
     except DataError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         steps.close()
-    n_fig = sum(png is not None for png in pngs.values())
+    n_fig = sum(r.png is not None for r in rendered.values())
     n_tab = sum(t.data is not None for t in built)
-    click.echo(f"{n_fig}/{len(pngs)} figures -> {fig_dir}; {n_tab}/{len(built)} tables -> {tab_dir}; page -> {out_html}")
+    click.echo(f"{n_fig}/{len(rendered)} figures -> {fig_dir}; {n_tab}/{len(built)} tables -> {tab_dir}; page -> {out_html}; "
+               f"{len(sample_rows):,} samples -> {out_samples}")
+    for stem, r in rendered.items():
+        if r.png is None:
+            click.echo(f"  not drawn: {stem} ({r.note})")
     for t in built:
         if t.missing:
             click.echo(f"  not computed: {t.title} ({t.missing})")
