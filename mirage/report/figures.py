@@ -103,7 +103,8 @@ def _grouped_panels(
     nrows = math.ceil(len(panels) / ncols)
     xs = list(dict.fromkeys([*x_order, *ordered(rows[x].unique(), x_order)])) if all_x else ordered(rows[x].unique(), x_order)
     present = [s for s in styles if s in set(rows[series])]
-    width = max(4.5, len(xs) * (0.55 + 0.3 * len(present)) + 1.2)
+    legend_w = 0.09 * max((len(series_label(s)) for s in present), default=1) + 0.6  # inches one legend entry needs at 10 pt
+    width = max(4.5, len(xs) * (0.55 + 0.3 * len(present)) + 1.2, legend_w / min(len(panels), 3) + 0.2)
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 3.9 * nrows + 0.9), squeeze=False, sharey=True)
     bar_w = 0.8 / max(1, len(present))
     any_floor = floor and rows["placebo"].notna().any()
@@ -145,7 +146,8 @@ def _grouped_panels(
         ax.set_ylabel(ylabel)
     handles, names = axes.flat[0].get_legend_handles_labels()
     uniq = dict(zip(names, handles))
-    names, handles = list(uniq), list(uniq.values())
+    names = sorted(uniq, key=lambda n: n == FLOOR_LABEL)  # the floor last, after the series
+    handles = [uniq[n] for n in names]
     per_col = 0.09 * max(map(len, names), default=1) + 0.6  # inches one legend entry needs at 10 pt
     legend_cols = max(1, min(len(names), int(fig.get_figwidth() / per_col)))
     fig.legend(handles, names, loc="upper center", ncols=legend_cols, frameon=False, bbox_to_anchor=(0.5, 1.0))
@@ -293,10 +295,10 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
             ax.text(1.01, y, right, transform=ax.get_yaxis_transform(), va="center", fontsize=7)
         ax.axvline(0, color="#333333", lw=0.8)
         ax.set_yticks(range(len(whats)), whats)
-        ax.invert_yaxis()
         ax.set_xlabel("pp")
         ax.set_title(m + ("" if computed else " (identity-placebo floor not computed in this run)"), fontsize=10)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    axes.flat[0].invert_yaxis()  # shared y: once flips every panel, first estimate on top
     handles, names = axes.flat[0].get_legend_handles_labels()
     uniq = dict(zip(names, handles))
     fig.legend(list(uniq.values()), list(uniq), loc="upper center", ncols=max(1, len(uniq)), frameon=False, bbox_to_anchor=(0.5, 1.0))
