@@ -107,7 +107,7 @@ def test_sample_browser_in_chromium(built, browser, tmp_path):
     Select(browser.find_element(By.ID, "f-identity")).select_by_value("muslim")
     want = [r for r in labels if r["condition"] == "C2" and r["identity"] == "muslim"]
     rows = [r for r in browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr") if r.is_displayed()]
-    assert len(rows) == len(want) and all(r.find_elements(By.TAG_NAME, "td")[3].text == "muslim" for r in rows)
+    assert len(rows) == len(want) and all(r.find_elements(By.TAG_NAME, "td")[4].text == "muslim" for r in rows)
     assert browser.find_element(By.ID, "count").text == f"{len(want)} of {len(labels)} samples"
     violent = Select(browser.find_element(By.ID, "f-label"))
     violent.select_by_value("violent")
