@@ -137,7 +137,7 @@ def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.D
     ours = {**dict(gen.max_tokens), **(sl.max_tokens or {})}
     if ours != protocol_tokens:
         out.append(Deviation("Maximum response length", _tokens(protocol_tokens), _tokens(ours)))
-    news = str(params.render.rag.corpus)
+    news = str(getattr(params.render.rag, "corpus", None) or SHIPPED_NEWS)  # the path may move to mirage/artefacts.py
     out.append(Deviation("News corpus for retrieval (RAG pools)", "curated real news, dated relative to the evaluation date",
                          "fictional illustrative news items written for this harness (data/news/README.md)" if news.endswith(SHIPPED_NEWS)
                          else f"user-supplied corpus {news} (its provenance is not checked by the harness)"))
