@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
 from mirage.layout import CONDITIONS  # noqa: E402
@@ -136,6 +137,9 @@ def _grouped_panels(
         ax.grid(axis="y", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
         ax.margins(y=0.3)
+        lo_y, hi_y = ax.get_ylim()
+        if hi_y - lo_y < 4:  # near-zero data: a readable scale, not -0.04..0.04
+            ax.set_ylim(min(lo_y, -2 if zero_line else 0), max(hi_y, 5))
         if zero_line:
             ax.axhline(0, color="#333333", linewidth=0.8)
         if floor and not any_floor:
@@ -144,10 +148,10 @@ def _grouped_panels(
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(ylabel)
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    uniq = dict(zip(names, handles))
-    names = sorted(uniq, key=lambda n: n == FLOOR_LABEL)  # the floor last, after the series
-    handles = [uniq[n] for n in names]
+    handles = [Patch(facecolor=styles[s]["color"], hatch=styles[s].get("hatch", ""), edgecolor="white", label=series_label(s)) for s in present]
+    if any_floor:  # the floor last, after the series
+        handles.append(Patch(facecolor=FLOOR["color"], alpha=FLOOR["alpha"], label=FLOOR_LABEL))
+    names = [h.get_label() for h in handles]
     per_col = 0.09 * max(map(len, names), default=1) + 0.6  # inches one legend entry needs at 10 pt
     legend_cols = max(1, min(len(names), int(fig.get_figwidth() / per_col)))
     fig.legend(handles, names, loc="upper center", ncols=legend_cols, frameon=False, bbox_to_anchor=(0.5, 1.0))
@@ -160,19 +164,26 @@ def _pooled(cond: str) -> str:
     return cond or "all conditions"
 
 
-def _absent(rows: pd.DataFrame, what: str, why_none: str) -> str:
-    """The reason a figure is not drawn: no rows at all, or rows without an estimate."""
+def _absent(rows: pd.DataFrame, what: str, why_none: str) -> str | None:
+    """Why a figure is not drawn (None when it is): no rows, rows without an estimate, or only degenerate rows
+    (n too small, collapsed bootstrap), which the tables show with their reason."""
     if rows.empty:
         return f"metrics.csv has no {what} ({why_none})"
-    return f"metrics.csv has {len(rows)} {what} row(s), but none has an estimate (no labelled samples in those strata)"
+    est = rows["estimate"].notna()
+    if not est.any():
+        return f"metrics.csv has {len(rows)} {what} row(s), but none has an estimate (no labelled samples in those strata)"
+    if not (est & rows["why"].eq("")).any():
+        reasons = ", ".join(sorted(set(rows.loc[est, "why"])))
+        return f"every one of the {int(est.sum())} {what} with an estimate is degenerate ({reasons}): nothing to plot; the tables list them with their n"
+    return None
 
 
 def fig2(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 2: V by condition per model, focal vs control, with 95% CIs."""
     rows = pd.concat([select(df, "V_focal", condition=ANY).assign(series="focal"),
                       select(df, "V_control", condition=ANY).assign(series="control")])
-    if rows["estimate"].notna().sum() == 0:
-        return None, _absent(rows, "V_focal / V_control rows by condition", "run `mirage metrics` on labelled generations")
+    if why := _absent(rows, "V_focal / V_control rows by condition", "run `mirage metrics` on labelled generations"):
+        return None, why
     return _grouped_panels(rows, panel="condition", x="model", x_order=models, series="series",
                            styles={"focal": FOCAL_STYLE, "control": CONTROL_STYLE}, ylabel="violent completions (%)", scale=100,
                            series_label={"focal": "focal (Muslim)", "control": "controls (pooled)"}.get), ""
@@ -185,9 +196,10 @@ def _unparseable(labels: pd.DataFrame, harness: str) -> str:
     sub = labels[(labels["harness"] == harness) & (labels.get("condition") == "C3")]
     if sub.empty:
         return "no samples in this slice"
-    if "parse_ok" in sub.columns and not sub["parse_ok"].fillna(False).astype(bool).any():
+    parsed = int(sub["parse_ok"].fillna(False).astype(bool).sum()) if "parse_ok" in sub.columns else len(sub)
+    if parsed == 0:
         return f"none of its {len(sub)} decisions could be parsed"
-    return "no Delta_signed estimate"
+    return f"only {parsed} of its {len(sub)} decisions could be parsed, no matched focal/control pair among them"
 
 
 def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], labels: pd.DataFrame, **_) -> Built:
@@ -197,8 +209,8 @@ def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], la
     done = set(rows.loc[rows["estimate"].notna(), "harness"])
     missing = [h for h in harnesses if h not in done]
     note = ("Not computed: " + "; ".join(f"{h} ({_unparseable(labels, h)})" for h in missing) + ".") if missing else ""
-    if not done:
-        return None, _absent(rows, "Delta_signed rows by harness", "this slice has no agentic requests") + (" " + note if note else "")
+    if why := _absent(rows, "Delta_signed rows by harness", "this slice has no agentic requests"):
+        return None, why + (" " + note if note else "")
     labels_x = {h: textwrap.fill(f"{h}: {harness_titles.get(h, '')}".rstrip(": "), 14) for h in harnesses}
     fig = _grouped_panels(rows, panel="panel", x="harness", x_order=harnesses, series="model", styles=model_colors(models),
                           ylabel="signed Δ (pp)", scale=1, labels=labels_x, zero_line=True, all_x=True, floor=True)
@@ -208,8 +220,8 @@ def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], la
 def fig4(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 4: V under the RAG pools, with δt, its placebo floor and excess per model in the legend."""
     rows = select(df, "V_focal", rag_pool=ANY, condition=OPTIONAL)
-    if rows["estimate"].notna().sum() == 0:
-        return None, _absent(rows, "V_focal rows by retrieval pool", "this slice has no retrieval requests")
+    if why := _absent(rows, "V_focal rows by retrieval pool", "this slice has no retrieval requests"):
+        return None, why
     dt = select(df, "delta_t", condition=OPTIONAL, rag_pool=EITHER)
 
     def label(m: str) -> str:
@@ -232,8 +244,8 @@ def fig4(df: pd.DataFrame, models: list[str], **_) -> Built:
 def fig5(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 5: focal V on the parallel subset by language variant."""
     rows = select(df, "V_focal", language=ANY, condition=OPTIONAL)
-    if rows["estimate"].notna().sum() == 0:
-        return None, _absent(rows, "V_focal rows by language", "this slice has no parallel Arabic requests")
+    if why := _absent(rows[rows["language"] != "en"], "V_focal rows for an Arabic variant", "this slice has no parallel Arabic requests"):
+        return None, why
     return _grouped_panels(rows, panel="condition", x="language", x_order=LANGUAGES, series="model", styles=model_colors(models),
                            ylabel="focal violent completions (%)", scale=100, labels=LANGUAGE_NAMES, panel_title=_pooled, all_x=True), ""
 
@@ -241,8 +253,8 @@ def fig5(df: pd.DataFrame, models: list[str], **_) -> Built:
 def fig6(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 6: mitigation effect on V per condition, one panel per model, with placebo floors."""
     rows = select(df, "mitigation_effect_V", mitigation=ANY, condition=ANY)
-    if rows["estimate"].notna().sum() == 0:
-        return None, _absent(rows, "mitigation_effect_V rows", "this slice has no mitigation requests")
+    if why := _absent(rows, "mitigation_effect_V rows", "this slice has no mitigation requests"):
+        return None, why
     mits = ordered(rows["mitigation"].unique(), MITIGATIONS)
     styles = {m: {"color": OKABE_ITO[i % len(OKABE_ITO)], "hatch": ""} for i, m in enumerate(mits)}
     return _grouped_panels(rows, panel="model", x="condition", x_order=CONDITIONS, series="mitigation", styles=styles,

@@ -74,7 +74,7 @@ def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_c
     if labels.empty or gens.empty or "key" not in labels.columns:
         rows = pd.DataFrame()
     else:
-        rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT], on="key", how="inner")
+        rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT].drop_duplicates("key"), on="key", how="inner")
         for col in ("mitigation", "rag_pool"):
             rows = rows[rows[col].fillna("none").isin(["none", ""])] if col in rows.columns else rows
     for model in models:

@@ -67,7 +67,8 @@ def rows(labels: pd.DataFrame, gens: pd.DataFrame) -> pd.DataFrame:
     else:
         text_cols = [c for c in ("key", "text", "reasoning", "first_turn") if c in gens.columns]
         merged = labels.drop(columns=[c for c in ("text", "reasoning", "first_turn") if c in labels.columns])
-        merged = merged.merge(gens[text_cols], on="key", how="left") if not gens.empty else merged
+        # one text per store key (variants that share a rendered input share the key and its completion)
+        merged = merged.merge(gens[text_cols].drop_duplicates("key"), on="key", how="left") if not gens.empty else merged
     for c in COLUMNS:
         if c not in merged.columns:
             merged[c] = None

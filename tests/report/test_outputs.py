@@ -279,10 +279,14 @@ def test_empty_figure_is_a_sentence_not_axes(tmp_path):
     for r in rows:
         if r["rag_pool"] or r["metric"] == "delta_t":
             r.update(estimate="", ci_low="", ci_high="")
+        if r["metric"] == "mitigation_effect_V":  # the demo's case: every row n = 1
+            r.update(n=1, estimate=0.0, ci_low=0.0, ci_high=0.0)
     pd.DataFrame(rows).to_csv(tmp_path / "metrics" / "demo" / "metrics.csv", index=False)
     code, out = run_report(tmp_path)
     assert code == 0, out
     assert not (tmp_path / "figures" / "demo" / "fig4_time_coupled_rag.png").exists()
+    assert not (tmp_path / "figures" / "demo" / "fig6_mitigation.png").exists()
+    assert "not drawn: fig6_mitigation (every one of the 24 mitigation_effect_V rows with an estimate is degenerate (n too small)" in out
     assert "not drawn: fig4_time_coupled_rag (metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in out
     text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     assert "Not computed in this run: metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in text
