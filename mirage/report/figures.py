@@ -164,7 +164,7 @@ def _pooled(cond: str) -> str:
     return cond or "all conditions"
 
 
-def _absent(rows: pd.DataFrame, what: str, why_none: str) -> str | None:
+def _absent(rows: pd.DataFrame, what: str, why_none: str, scale: float = 100) -> str | None:
     """Why a figure is not drawn (None when it is): no rows, rows without an estimate, or only degenerate rows
     (n too small, collapsed bootstrap), which the tables show with their reason."""
     if rows.empty:
@@ -174,7 +174,9 @@ def _absent(rows: pd.DataFrame, what: str, why_none: str) -> str | None:
         return f"metrics.csv has {len(rows)} {what} row(s), but none has an estimate (no labelled samples in those strata)"
     if not (est & rows["why"].eq("")).any():
         reasons = ", ".join(sorted(set(rows.loc[est, "why"])))
-        return f"every one of the {int(est.sum())} {what} with an estimate is degenerate ({reasons}): nothing to plot; the tables list them with their n"
+        values = "; ".join(" ".join(str(r[c]) for c in ("model", "condition", "harness", "language", "rag_pool", "mitigation") if r[c] not in ("", "none", "en"))
+                           + f" {r['estimate'] * scale:.1f} (n={'?' if pd.isna(r['n']) else int(r['n'])})" for _, r in rows[est].head(8).iterrows())
+        return f"every one of the {int(est.sum())} {what} with an estimate is degenerate ({reasons}), so there is nothing to plot: {values}"
     return None
 
 
@@ -209,8 +211,8 @@ def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], la
     done = set(rows.loc[rows["estimate"].notna(), "harness"])
     missing = [h for h in harnesses if h not in done]
     note = ("Not computed: " + "; ".join(f"{h} ({_unparseable(labels, h)})" for h in missing) + ".") if missing else ""
-    if why := _absent(rows, "Delta_signed rows by harness", "this slice has no agentic requests"):
-        return None, why + (" " + note if note else "")
+    if why := _absent(rows, "Delta_signed rows by harness", "this slice has no agentic requests", scale=1):
+        return None, why + (". " + note.rstrip(".") if note else "")
     labels_x = {h: textwrap.fill(f"{h}: {harness_titles.get(h, '')}".rstrip(": "), 14) for h in harnesses}
     fig = _grouped_panels(rows, panel="panel", x="harness", x_order=harnesses, series="model", styles=model_colors(models),
                           ylabel="signed Δ (pp)", scale=1, labels=labels_x, zero_line=True, all_x=True, floor=True)

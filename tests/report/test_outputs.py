@@ -286,7 +286,8 @@ def test_empty_figure_is_a_sentence_not_axes(tmp_path):
     assert code == 0, out
     assert not (tmp_path / "figures" / "demo" / "fig4_time_coupled_rag.png").exists()
     assert not (tmp_path / "figures" / "demo" / "fig6_mitigation.png").exists()
-    assert "not drawn: fig6_mitigation (every one of the 24 mitigation_effect_V rows with an estimate is degenerate (n too small)" in out
+    assert ("not drawn: fig6_mitigation (every one of the 24 mitigation_effect_V rows with an estimate is degenerate (n too small), "
+            "so there is nothing to plot: model-a C1 M1 0.0 (n=1); model-a C1 M2 0.0 (n=1)") in out
     assert "not drawn: fig4_time_coupled_rag (metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in out
     text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     assert "Not computed in this run: metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in text
