@@ -313,8 +313,8 @@ def table15(inp: Inputs) -> Table:
               "Estimated (mirage estimate) requests, samples, tokens, GPU-hours, API cost and local time per model and "
               "condition, next to what this run measured from its generations: requests, samples, turns (model calls; "
               "an M4 sample takes two), tokens, errors and wall time = last minus first `created` timestamp of the "
-              "samples of that model x condition (one generate job; 1 s resolution; model loading before the first "
-              "sample not included).")
+              "samples of that model x condition (one generate job; 1 s resolution; a lower bound: model loading and the "
+              "first batch, which ends at the first timestamp, are not included because jobs record no start time).")
     est = pd.DataFrame(inp.estimate["rows"]) if inp.estimate else pd.DataFrame()
     gen = inp.generations
     if est.empty and gen.empty:
@@ -336,6 +336,10 @@ def table15(inp: Inputs) -> Table:
     first = ["model", "condition"] + [f"est. {c}" for c in ESTIMATE_COLUMNS]
     t.data = data[[c for c in first if c in data.columns] + [c for c in data.columns if c not in first]]
     t.display = t.data.map(_number)
+    est_cols = [c for c in t.data.columns if c.startswith("est. ")]
+    has_est = t.data[est_cols].notna().any(axis=1) if est_cols else pd.Series(False, index=t.data.index)
+    for c in est_cols:  # the estimate leaves a number null where it does not apply (GPU-hours of an API model)
+        t.display.loc[has_est & t.data[c].isna(), c] = "not applicable"
     return t
 
 
