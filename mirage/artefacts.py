@@ -205,6 +205,11 @@ def report(slice_name: str) -> str:
     return f"{report_dir(slice_name)}/index.html"
 
 
+def samples_page(slice_name: str) -> str:
+    """The sample browser beside the report: every sample with filters and matched variants."""
+    return f"{report_dir(slice_name)}/samples.html"
+
+
 def validation_dir(slice_name: str, model: str) -> str:
     return f"{RESULTS}/validation/{slice_name}/{model}"
 

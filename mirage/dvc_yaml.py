@@ -92,6 +92,15 @@ def build(params: Params) -> dict[str, Any]:
             "outs": [artefacts.requests_dir()],
         },
     }
+    judge = params.label.judge
+    if isinstance(judge, str) and ":" not in judge:  # the configured judge, measured on the public gold set
+        stages["judge"] = {
+            "cmd": f"python -m mirage judge eval --gold {artefacts.judge_gold()} --judge {judge} --data-dir {artefacts.DATA}"
+                   f" --out {artefacts.judge_dir(judge)}",
+            "deps": [artefacts.judge_gold(), artefacts.identities(), PACKAGE],
+            "params": ["label", *([f"models.{judge}"] if judge in params.models else [])],
+            "outs": [artefacts.judge_eval(judge)],
+        }
     for s in SLICE_NAMES:
         stages[s] = slice_stage(params, s)
     return {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import matplotlib
@@ -12,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
+from mirage.plotting import figure_bytes  # noqa: E402
 
 # Okabe-Ito palette (colour-blind safe).
 BLUE, VERMILLION, GREEN = "#0072B2", "#D55E00", "#009E73"
@@ -45,14 +45,12 @@ def render(summary: pd.DataFrame, onset: dict, model: str, confidence_level: flo
 
 
 def save(fig: plt.Figure, stem: Path) -> list[Path]:
-    """Write `<stem>.png` and `<stem>.svg` atomically; returns the paths."""
+    """Write `<stem>.png` and `<stem>.svg` atomically, byte-reproducibly; returns the paths."""
     paths = []
     for fmt in ("png", "svg"):
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt)
         path = stem.with_suffix(f".{fmt}")
         with atomic_write(path, "wb") as fh:
-            fh.write(buf.getvalue())
+            fh.write(figure_bytes(fig, fmt))
         paths.append(path)
     plt.close(fig)
     return paths

@@ -29,23 +29,31 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
 @click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False), help="Label files (repeatable).  [default: the slice's models]")
 @click.option("--view", "views", multiple=True, type=click.Path(dir_okay=False), help="Generation views (repeatable).  [default: the slice's declared views]")
 @click.option("--estimate", "estimate_path", type=click.Path(dir_okay=False), help=f"`mirage estimate` output.  [default: {artefacts.estimate('{slice}')}]")
-@click.option("--probe", "probe_files", multiple=True, type=click.Path(dir_okay=False), help="Logit-lens lambda.csv files (repeatable, optional).")
+@click.option("--probe", "probe_files", multiple=True, type=click.Path(dir_okay=False), help="Logit-lens lambda.csv files (repeatable, optional; table7.csv beside each).")
 @click.option("--harness-dir", type=click.Path(file_okay=False), default=artefacts.harness_dir(), show_default=True, help="Harness titles for axis labels.")
+@click.option("--news", type=click.Path(dir_okay=False), default=artefacts.news(), show_default=True,
+              help="The news corpus the requests were rendered with (named among the protocol deviations).")
+@click.option("--judge-eval", "judge_eval", type=click.Path(dir_okay=False),
+              help=f"judge_eval.json of the judge that labelled V (`mirage judge eval`).  [default: {artefacts.judge_eval('{judge}')} for the judge named in the labels]")
+@click.option("--requests-dir", default=artefacts.requests_dir(), show_default=True, type=click.Path(file_okay=False),
+              help="Rendered requests ({C1,C2,C3}.jsonl from `mirage render`): the prompts shown in the sample browser.")
 @click.option("--figures-dir", type=click.Path(file_okay=False), help=f"Output figures.  [default: {artefacts.figures_dir('{slice}')}]")
 @click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
-@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page.  [default: {artefacts.report('{slice}')}]")
+@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser beside it).  [default: {artefacts.report('{slice}')}]")
 def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
-           estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, figures_dir: str | None,
-           tables_dir: str | None, out_html: str | None) -> None:
-    """Build the paper's figures (2-6, PNG+SVG), tables (3, 4, 6, 8-12, 15; CSV, Markdown, LaTeX) and one
-    self-contained HTML page for SLICE from its metrics plus labels, generations, the compute estimate and
-    (optionally) the logit-lens probe.
+           estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, judge_eval: str | None,
+           requests_dir: str, figures_dir: str | None, tables_dir: str | None, out_html: str | None) -> None:
+    """Build the paper's figures (2-6, the placebo-floor plot, the probe; PNG+SVG), tables (1, 3, 4, 6-15 as far as
+    the run produced them; CSV, Markdown, LaTeX), one self-contained HTML page and a sample browser for SLICE,
+    from its metrics plus labels, generations, requests, the compute estimate, the judge's gold-set evaluation
+    and (optionally) the logit-lens probe.
 
-    Parts the run did not produce are shown as "not computed in this run".
+    Every number carries its n; degenerate intervals are not shown; bias estimates are shown with their
+    identity-placebo floor. Parts the run did not produce are shown as "not computed" with the reason.
     """
     from tqdm import tqdm
 
-    from mirage.report import data, figures, html, tables
+    from mirage.report import data, figures, html, protocol, samples, tables
 
     try:
         params = load_params(params_path)
@@ -59,9 +67,10 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
     fig_dir = Path(figures_dir or artefacts.figures_dir(slice_name))
     tab_dir = Path(tables_dir or artefacts.tables_dir(slice_name))
     out_html = Path(out_html or artefacts.report(slice_name))
+    out_samples = out_html.with_name(Path(artefacts.samples_page(slice_name)).name)
     label_paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in slice_params.models]
     view_paths = [Path(x) for x in views] or [Path(v) for m in slice_params.models for v in artefacts.views(params.render, m, slice_name)]
-    steps = tqdm(total=5, desc=f"report {slice_name}", unit="step")
+    steps = tqdm(total=6, desc=f"report {slice_name}", unit="step")
     try:
         df = data.load_metrics(metrics_csv)
         summary = metrics_csv.with_name(Path(artefacts.metrics(slice_name)["summary"]).name)
@@ -70,27 +79,40 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
         gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"))
         estimate = data.load_estimate(Path(estimate_path or artefacts.estimate(slice_name)))
-        probe = data.load_probe([Path(x) for x in probe_files])
+        probe_paths = [Path(x) for x in probe_files]
+        probe = data.load_probe(probe_paths)
+        judges = [protocol.load_judge(j, Path(judge_eval) if judge_eval else Path(artefacts.judge_eval(j)))
+                  for j in protocol.judges_of(labels, params.label.judge)]
+        devs = protocol.deviations(params, slice_name, labels, df, judges, prov.deviations, news)
         steps.update()
-        pngs = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe)
+        rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe, labels)
         steps.update()
-        built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate), tab_dir)
+        built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths])), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
+        sample_rows = samples.rows(labels, gens)
+        prompts = samples.load_prompts(Path(requests_dir), set(sample_rows["request_id"].dropna()))
         steps.update()
-        fig_files = {s: [f"{s}.{f}" for f in p.figure_formats] for s, png in pngs.items() if png}
+        fig_files = {s: [f"{s}.{f}" for f in p.figure_formats] for s, r in rendered.items() if r.png}
         tab_files = {t.stem: [f"{t.stem}.{e}" for e in ("csv", "md", "tex")] for t in built if t.data is not None}
-        page = html.render(prov, models, pngs, fig_files, built, tab_files, cells,
-                           yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir))
+        page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
+                           yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
+                           headlines=html.headline(df, models), judges=judges, deviations=devs, counts=html.counts(gens, models),
+                           samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False))
+        html.write(out_samples, samples.render(sample_rows, prompts, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl", out_html.name))
         html.write(out_html, page)
         steps.update()
     except DataError as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         steps.close()
-    n_fig = sum(png is not None for png in pngs.values())
+    n_fig = sum(r.png is not None for r in rendered.values())
     n_tab = sum(t.data is not None for t in built)
-    click.echo(f"{n_fig}/{len(pngs)} figures -> {fig_dir}; {n_tab}/{len(built)} tables -> {tab_dir}; page -> {out_html}")
+    click.echo(f"{n_fig}/{len(rendered)} figures -> {fig_dir}; {n_tab}/{len(built)} tables -> {tab_dir}; page -> {out_html}; "
+               f"{len(sample_rows):,} samples -> {out_samples}")
+    for stem, r in rendered.items():
+        if r.png is None:
+            click.echo(f"  not drawn: {stem} ({r.note})")
     for t in built:
         if t.missing:
             click.echo(f"  not computed: {t.title} ({t.missing})")

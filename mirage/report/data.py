@@ -14,6 +14,14 @@ from mirage.io import DataError, read_jsonl
 STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
 NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
 METRICS_COLUMNS: tuple[str, ...] = ("model", "metric", *STRATA, *NUMERIC, "family")
+# Placebo floor and interval metadata (docs/metrics.md); older metrics.csv files lack them -> "not computed".
+PLACEBO_NUMERIC: tuple[str, ...] = ("placebo", "excess", "excess_ci_low", "excess_ci_high", "excess_p")
+PLACEBO_TEXT: tuple[str, ...] = ("placebo_kind", "ci_method", "resampling", "flag")
+FLAG_TEXT = {"n_too_small": "n too small", "degenerate_bootstrap": "bootstrap degenerate",
+             "identical_by_construction": "identical by construction"}
+# Bias metrics whose placebo floor is shown; the signed ones get a floor band of ±|placebo|, the others [0, placebo].
+BIAS_METRICS: tuple[str, ...] = ("dV", "Delta_signed", "Delta_abs", "delta_t", "xling_gap", "CAI", "mitigation_effect_V", "mitigation_effect_Delta")
+SIGNED = frozenset({"dV", "Delta_signed", "delta_t", "xling_gap", "mitigation_effect_V", "mitigation_effect_Delta"})
 # Stratum values that mean "the unmitigated, non-retrieval, English, pooled" baseline when a column is not
 # selected on (mirage metrics writes none/none/en, identity = the focal identity or pooled `control`, T5 for Δ).
 BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),
@@ -40,13 +48,31 @@ def load_metrics(path: Path) -> pd.DataFrame:
             i = int(bad.idxmax())
             raise DataError(f"{path}:{i + 2}: field {col}: not a number ({df.at[i, col]!r})")
         df[col] = num.astype(float)
+    df.attrs["placebo_computed"] = "placebo" in df.columns
+    for col in PLACEBO_NUMERIC:
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype(float) if col in df.columns else float("nan")
+    for col in PLACEBO_TEXT:
+        df[col] = df[col].fillna("").astype(str) if col in df.columns else ""
+    df["why"] = [degenerate_reason(n, lo, hi, flag) for n, lo, hi, flag in zip(df["n"], df["ci_low"], df["ci_high"], df["flag"])]
     return df
+
+
+def degenerate_reason(n: float, lo: float, hi: float, flag: str) -> str:
+    """Why a row's interval and p-value must not be shown ("" when they can): the metrics flag, n < 2, or a
+    bootstrap whose interval collapsed to a point."""
+    if flag:
+        return FLAG_TEXT.get(flag, flag.replace("_", " "))
+    if not pd.isna(n) and n < 2:
+        return "n too small"
+    if not (pd.isna(lo) or pd.isna(hi)) and lo == hi:
+        return "bootstrap degenerate"
+    return ""
 
 
 def select(df: pd.DataFrame, metric: str, **fixed: Any) -> pd.DataFrame:
     """Rows of `metric` whose strata match `fixed` (a value, a list of values, or ANY); every other stratum
-    must be empty (or the baseline `none` for rag_pool / mitigation)."""
-    rows = df[df["metric"] == metric]
+    must be empty (or the baseline `none` for rag_pool / mitigation). Paraphrase-placebo rows are left out."""
+    rows = df[(df["metric"] == metric) & df.get("placebo_kind", pd.Series("", index=df.index)).ne("paraphrase")]
     for col in STRATA:
         want = fixed.get(col)
         if want is EITHER:
@@ -148,3 +174,9 @@ def load_probe(paths: list[Path]) -> dict[str, pd.DataFrame]:
                 raise DataError(f"{path}:1: missing column(s) {', '.join(missing)}")
             out[m] = df
     return out
+
+
+def load_probe_onsets(paths: list[Path]) -> pd.DataFrame:
+    """Table 7 rows (`table7.csv` of `mirage probe`) from the given files that exist."""
+    frames = [pd.read_csv(path) for path in paths if path.exists()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

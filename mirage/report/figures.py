@@ -1,12 +1,14 @@
-"""Figures 2-6 of the paper (and the optional logit-lens curve) from metrics.csv, as matplotlib figures.
+"""Figures 2-6 of the paper, the placebo-floor forest plot and the optional logit-lens curve, as matplotlib figures.
 
-Each builder returns None when the run has no rows for it; the page then says "not computed in this run".
-Colours are the Okabe-Ito colour-blind-safe palette; focal vs control also differ by hatching.
+Each builder returns (figure, note) or (None, reason): the page shows the reason instead of an empty panel.
+Every bar carries its n; a missing value is written "not computed" on the axis, never drawn as a zero bar;
+degenerate rows (n < 2, collapsed bootstrap, flagged) get no whisker. Bias estimates carry their
+identity-placebo floor as a grey band. Colours: Okabe-Ito colour-blind-safe palette; focal vs control also
+differ by hatching.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import textwrap
 from collections.abc import Callable
@@ -20,30 +22,44 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
+from mirage.plotting import figure_bytes  # noqa: E402
 from mirage.protocol import CONDITIONS, LANGUAGES, MITIGATIONS  # noqa: E402
 from mirage.protocol import POOLS as PROTOCOL_POOLS  # noqa: E402
-from mirage.report.data import ANY, EITHER, Provenance, select  # noqa: E402
+from mirage.report.data import ANY, EITHER, SIGNED, Provenance, select  # noqa: E402
 
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
 FOCAL_STYLE = {"color": "#D55E00", "hatch": ""}
 CONTROL_STYLE = {"color": "#0072B2", "hatch": "//"}
+FLOOR = {"color": "#9a9a9a", "alpha": 0.45, "linewidth": 0}
+FLOOR_LABEL = "identity-placebo floor"
 POOLS = ["none", *PROTOCOL_POOLS]
 LANGUAGE_NAMES = {"en": "English", "ar-msa": "MSA", "ar-egy": "Egyptian", "ar-lev": "Levantine", "ar-mag": "Maghrebi"}
 OPTIONAL = ["", *CONDITIONS]  # condition may be set or pooled ("")
 
-plt.rcParams.update({"font.size": 10, "axes.spines.top": False, "axes.spines.right": False, "svg.hashsalt": "mirage"})
+plt.rcParams.update({"font.size": 10, "axes.spines.top": False, "axes.spines.right": False})
+
+Built = tuple[Figure | None, str]
 
 
 @dataclass
 class FigureSpec:
-    """One paper figure: file stem, title shown on the page, and its builder."""
+    """One figure: file stem, title shown on the page, and its builder."""
 
     stem: str
     title: str
     description: str
-    build: Callable[..., Figure | None]
+    build: Callable[..., Built]
+
+
+@dataclass
+class Rendered:
+    """A built figure: PNG bytes for the page, or the reason it was not drawn; `note` adds to the caption."""
+
+    png: bytes | None
+    note: str = ""
 
 
 def ordered(values, order: list[str]) -> list[str]:
@@ -56,41 +72,85 @@ def model_colors(models: list[str]) -> dict[str, dict]:
     return {m: {"color": OKABE_ITO[i % len(OKABE_ITO)], "hatch": ""} for i, m in enumerate(models)}
 
 
+def floor_band(metric: str, placebo: float) -> tuple[float, float]:
+    """The placebo floor as a range: ±|placebo| for signed differences, [0, placebo] otherwise."""
+    return (-abs(placebo), abs(placebo)) if metric in SIGNED else (min(0.0, placebo), max(0.0, placebo))
+
+
+def _bar_label(ax, x: float, est: float, lo: float, hi: float, n: float, why: str) -> None:
+    """`n=…` (and why no interval) above a positive bar / below a negative one; 'not computed' on the axis."""
+    if np.isnan(est):
+        ax.annotate("not computed", (x, 0), xytext=(0, 3), textcoords="offset points", rotation=90, ha="center", va="bottom",
+                    fontsize=6.5, color="#555555", style="italic")
+        return
+    text = ("n=?" if np.isnan(n) else f"n={int(n):,}") + (f" · {why}" if why else "")
+    up = est >= 0
+    end = est if why or np.isnan(hi) else (hi if up else lo)
+    ax.annotate(text, (x, end), xytext=(0, 2 if up else -2), textcoords="offset points", rotation=90, ha="center",
+                va="bottom" if up else "top", fontsize=6, color="#333333")
+
+
 def _grouped_panels(
     rows: pd.DataFrame, *, panel: str, x: str, x_order: list[str], series: str, styles: dict[str, dict],
     ylabel: str, scale: float, labels: dict[str, str] | None = None, panel_title: Callable[[str], str] = str,
-    series_label: Callable[[str], str] = str, zero_line: bool = False,
+    series_label: Callable[[str], str] = str, zero_line: bool = False, all_x: bool = False, floor: bool = False,
 ) -> Figure:
-    """Grouped bars with 95% CI whiskers: one panel per `panel` value, `x` categories, one bar per `series`."""
+    """Grouped bars with 95% CI whiskers and n labels: one panel per `panel` value, `x` categories, one bar per
+    `series`; `all_x` keeps every `x_order` category (absent ones read "not computed"); `floor` draws each bar's
+    identity-placebo floor as a grey band."""
     panels = ordered(rows[panel].unique(), CONDITIONS)
     ncols = min(len(panels), 3)
     nrows = math.ceil(len(panels) / ncols)
-    xs = ordered(rows[x].unique(), x_order)
+    xs = list(dict.fromkeys([*x_order, *ordered(rows[x].unique(), x_order)])) if all_x else ordered(rows[x].unique(), x_order)
     present = [s for s in styles if s in set(rows[series])]
-    width = max(4.5, len(xs) * (0.55 + 0.3 * len(present)) + 1.2)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 3.6 * nrows + 0.9), squeeze=False, sharey=True)
+    legend_w = 0.09 * max((len(series_label(s)) for s in present), default=1) + 0.6  # inches one legend entry needs at 10 pt
+    width = max(4.5, len(xs) * (0.55 + 0.3 * len(present)) + 1.2, legend_w / min(len(panels), 3) + 0.2)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, 3.9 * nrows + 0.9), squeeze=False, sharey=True)
     bar_w = 0.8 / max(1, len(present))
+    any_floor = floor and rows["placebo"].notna().any()
     for ax, p in zip(axes.flat, panels):
         sub = rows[rows[panel] == p]
         for j, s in enumerate(present):
             cell = sub[sub[series] == s].drop_duplicates(x).set_index(x).reindex(xs)
             est = cell["estimate"].to_numpy(float) * scale
-            lo = np.clip(est - cell["ci_low"].to_numpy(float) * scale, 0, None)
-            hi = np.clip(cell["ci_high"].to_numpy(float) * scale - est, 0, None)
+            lo_v, hi_v = cell["ci_low"].to_numpy(float) * scale, cell["ci_high"].to_numpy(float) * scale
+            why = cell["why"].fillna("").to_numpy(str)
+            ok = ~np.isnan(est) & (why == "")
             pos = np.arange(len(xs)) - 0.4 + bar_w * (j + 0.5)
-            ax.bar(pos, np.nan_to_num(est), bar_w, label=series_label(s), edgecolor="white", linewidth=0.5, **styles[s])
-            ax.errorbar(pos, est, yerr=[lo, hi], fmt="none", ecolor="#333333", capsize=2.5, linewidth=1)
+            style = dict(styles[s])
+            ax.bar(pos[ok | np.isnan(est)], np.nan_to_num(est[ok | np.isnan(est)]), bar_w, label=series_label(s), edgecolor="white", linewidth=0.5, **style)
+            if (~ok & ~np.isnan(est)).any():  # degenerate: pale bar, no whisker
+                ax.bar(pos[~ok & ~np.isnan(est)], est[~ok & ~np.isnan(est)], bar_w, edgecolor=style["color"], linewidth=0.8,
+                       color="white", hatch=style.get("hatch") or "..")
+            err_lo, err_hi = np.clip(est - lo_v, 0, None), np.clip(hi_v - est, 0, None)
+            ax.errorbar(pos[ok], est[ok], yerr=[err_lo[ok], err_hi[ok]], fmt="none", ecolor="#333333", capsize=2.5, linewidth=1)
+            if any_floor:
+                for xp, (_, r) in zip(pos, cell.iterrows()):
+                    if not pd.isna(r.get("placebo")):
+                        a, b = floor_band(r["metric"], r["placebo"] * scale)
+                        ax.bar(xp, b - a, bar_w * 1.08, bottom=a, zorder=3, label=FLOOR_LABEL, **FLOOR)
+            for args in zip(pos, est, lo_v, hi_v, cell["n"].to_numpy(float), why):
+                _bar_label(ax, *args)
         ax.set_xticks(np.arange(len(xs)), [(labels or {}).get(v, v) for v in xs], rotation=20 if len(xs) > 4 else 0, ha="right" if len(xs) > 4 else "center")
         ax.set_title(panel_title(p), fontsize=10)
         ax.grid(axis="y", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
+        ax.margins(y=0.3)
+        lo_y, hi_y = ax.get_ylim()
+        if hi_y - lo_y < 4:  # near-zero data: a readable scale, not -0.04..0.04
+            ax.set_ylim(min(lo_y, -2 if zero_line else 0), max(hi_y, 5))
         if zero_line:
             ax.axhline(0, color="#333333", linewidth=0.8)
+        if floor and not any_floor:
+            ax.text(0.01, 0.99, "identity-placebo floor: not computed in this run", transform=ax.transAxes, va="top", fontsize=7, color="#555555")
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(ylabel)
-    handles, names = axes.flat[0].get_legend_handles_labels()
+    handles = [Patch(facecolor=styles[s]["color"], hatch=styles[s].get("hatch", ""), edgecolor="white", label=series_label(s)) for s in present]
+    if any_floor:  # the floor last, after the series
+        handles.append(Patch(facecolor=FLOOR["color"], alpha=FLOOR["alpha"], label=FLOOR_LABEL))
+    names = [h.get_label() for h in handles]
     per_col = 0.09 * max(map(len, names), default=1) + 0.6  # inches one legend entry needs at 10 pt
     legend_cols = max(1, min(len(names), int(fig.get_figwidth() / per_col)))
     fig.legend(handles, names, loc="upper center", ncols=legend_cols, frameon=False, bbox_to_anchor=(0.5, 1.0))
@@ -103,92 +163,193 @@ def _pooled(cond: str) -> str:
     return cond or "all conditions"
 
 
-def fig2(df: pd.DataFrame, models: list[str], **_) -> Figure | None:
+def _absent(rows: pd.DataFrame, what: str, why_none: str, scale: float = 100) -> str | None:
+    """Why a figure is not drawn (None when it is): no rows, rows without an estimate, or only degenerate rows
+    (n too small, collapsed bootstrap), which the tables show with their reason."""
+    if rows.empty:
+        return f"metrics.csv has no {what} ({why_none})"
+    est = rows["estimate"].notna()
+    if not est.any():
+        return f"metrics.csv has {len(rows)} {what} row(s), but none has an estimate (no labelled samples in those strata)"
+    if not (est & rows["why"].eq("")).any():
+        reasons = ", ".join(sorted(set(rows.loc[est, "why"])))
+        values = "; ".join(" ".join(str(r[c]) for c in ("model", "condition", "harness", "language", "rag_pool", "mitigation") if r[c] not in ("", "none", "en"))
+                           + f" {r['estimate'] * scale:.1f} (n={'?' if pd.isna(r['n']) else int(r['n'])})" for _, r in rows[est].head(8).iterrows())
+        return f"every one of the {int(est.sum())} {what} with an estimate is degenerate ({reasons}), so there is nothing to plot: {values}"
+    return None
+
+
+def fig2(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 2: V by condition per model, focal vs control, with 95% CIs."""
     rows = pd.concat([select(df, "V_focal", condition=ANY).assign(series="focal"),
                       select(df, "V_control", condition=ANY).assign(series="control")])
-    if rows.empty:
-        return None
+    if why := _absent(rows, "V_focal / V_control rows by condition", "run `mirage metrics` on labelled generations"):
+        return None, why
     return _grouped_panels(rows, panel="condition", x="model", x_order=models, series="series",
                            styles={"focal": FOCAL_STYLE, "control": CONTROL_STYLE}, ylabel="violent completions (%)", scale=100,
-                           series_label={"focal": "focal (Muslim)", "control": "controls (pooled)"}.get)
+                           series_label={"focal": "focal (Muslim)", "control": "controls (pooled)"}.get), ""
 
 
-def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], **_) -> Figure | None:
+def _unparseable(labels: pd.DataFrame, harness: str) -> str:
+    """Why a harness has no Δ: none of its decisions parsed, or it had no samples at all."""
+    if labels.empty or "harness" not in labels.columns:
+        return "no Delta_signed row"
+    sub = labels[(labels["harness"] == harness) & (labels.get("condition") == "C3")]
+    if sub.empty:
+        return "no samples in this slice"
+    parsed = int(sub["parse_ok"].fillna(False).astype(bool).sum()) if "parse_ok" in sub.columns else len(sub)
+    if parsed == 0:
+        return f"none of its {len(sub)} decisions could be parsed"
+    return f"only {parsed} of its {len(sub)} decisions could be parsed, no matched focal/control pair among them"
+
+
+def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], labels: pd.DataFrame, **_) -> Built:
     """Figure 3: signed decision asymmetry per harness per model (pp; s is favourability, so negative = adverse to the focal identity)."""
     rows = select(df, "Delta_signed", harness=ANY, condition=["", "C3"]).assign(panel="C3: agentic decisions")
-    if rows.empty:
-        return None
-    labels = {h: textwrap.fill(f"{h}: {t}", 14) for h, t in harness_titles.items()}
-    return _grouped_panels(rows, panel="panel", x="harness", x_order=sorted(harness_titles), series="model",
-                           styles=model_colors(models), ylabel="signed Δ (pp)", scale=1, labels=labels, zero_line=True)
+    harnesses = sorted(set(harness_titles) | set(rows["harness"]))
+    done = set(rows.loc[rows["estimate"].notna(), "harness"])
+    missing = [h for h in harnesses if h not in done]
+    note = ("Not computed: " + "; ".join(f"{h} ({_unparseable(labels, h)})" for h in missing) + ".") if missing else ""
+    if why := _absent(rows, "Delta_signed rows by harness", "this slice has no agentic requests", scale=1):
+        return None, why + (". " + note.rstrip(".") if note else "")
+    labels_x = {h: textwrap.fill(f"{h}: {harness_titles.get(h, '')}".rstrip(": "), 14) for h in harnesses}
+    fig = _grouped_panels(rows, panel="panel", x="harness", x_order=harnesses, series="model", styles=model_colors(models),
+                          ylabel="signed Δ (pp)", scale=1, labels=labels_x, zero_line=True, all_x=True, floor=True)
+    return fig, note
 
 
-def fig4(df: pd.DataFrame, models: list[str], **_) -> Figure | None:
-    """Figure 4: V under the RAG pools, with δt and its permutation p per model in the legend."""
+def fig4(df: pd.DataFrame, models: list[str], **_) -> Built:
+    """Figure 4: V under the RAG pools, with δt, its placebo floor and excess per model in the legend."""
     rows = select(df, "V_focal", rag_pool=ANY, condition=OPTIONAL)
-    if rows.empty:
-        return None
-    dt = select(df, "delta_t", condition=OPTIONAL, rag_pool=EITHER).set_index(["model", "condition"])
+    if why := _absent(rows, "V_focal rows by retrieval pool", "this slice has no retrieval requests"):
+        return None, why
+    dt = select(df, "delta_t", condition=OPTIONAL, rag_pool=EITHER)
 
     def label(m: str) -> str:
-        hits = dt.loc[[k for k in dt.index if k[0] == m]] if len(dt) else dt
+        hits = dt[(dt["model"] == m) & dt["estimate"].notna()]
         if hits.empty:
             return f"{m} (δt not computed)"
         r = hits.iloc[0]
-        p = "p n/a" if pd.isna(r["p"]) else f"p={r['p']:.3g}"
-        return f"{m} (δt={100 * r['estimate']:+.1f} pp, {p})"
+        n = "" if pd.isna(r["n"]) else f", n={int(r['n'])}"
+        if r["why"]:
+            return f"{m} (δt={100 * r['estimate']:+.1f} pp: {r['why']}{n})"
+        p = "" if pd.isna(r["p"]) else f", p={r['p']:.2g}"
+        floor = ("floor not computed" if pd.isna(r["placebo"]) else
+                 f"floor ±{100 * abs(r['placebo']):.1f}, excess {100 * r['excess']:+.1f} pp" + ("" if pd.isna(r["excess_p"]) else f" p={r['excess_p']:.2g}"))
+        return f"{m} (δt={100 * r['estimate']:+.1f} pp{p}{n}; {floor})"
 
     return _grouped_panels(rows, panel="condition", x="rag_pool", x_order=POOLS, series="model", styles=model_colors(models),
-                           ylabel="focal violent completions (%)", scale=100, panel_title=_pooled, series_label=label)
+                           ylabel="focal violent completions (%)", scale=100, panel_title=_pooled, series_label=label), ""
 
 
-def fig5(df: pd.DataFrame, models: list[str], **_) -> Figure | None:
+def fig5(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 5: focal V on the parallel subset by language variant."""
     rows = select(df, "V_focal", language=ANY, condition=OPTIONAL)
-    if rows.empty:
-        return None
+    if why := _absent(rows[rows["language"] != "en"], "V_focal rows for an Arabic variant", "this slice has no parallel Arabic requests"):
+        return None, why
     return _grouped_panels(rows, panel="condition", x="language", x_order=LANGUAGES, series="model", styles=model_colors(models),
-                           ylabel="focal violent completions (%)", scale=100, labels=LANGUAGE_NAMES, panel_title=_pooled)
+                           ylabel="focal violent completions (%)", scale=100, labels=LANGUAGE_NAMES, panel_title=_pooled, all_x=True), ""
 
 
-def fig6(df: pd.DataFrame, models: list[str], **_) -> Figure | None:
-    """Figure 6: mitigation effect on V per condition, one panel per model."""
+def fig6(df: pd.DataFrame, models: list[str], **_) -> Built:
+    """Figure 6: mitigation effect on V per condition, one panel per model, with placebo floors."""
     rows = select(df, "mitigation_effect_V", mitigation=ANY, condition=ANY)
-    if rows.empty:
-        return None
+    if why := _absent(rows, "mitigation_effect_V rows", "this slice has no mitigation requests"):
+        return None, why
     mits = ordered(rows["mitigation"].unique(), MITIGATIONS)
     styles = {m: {"color": OKABE_ITO[i % len(OKABE_ITO)], "hatch": ""} for i, m in enumerate(mits)}
     return _grouped_panels(rows, panel="model", x="condition", x_order=CONDITIONS, series="mitigation", styles=styles,
-                           ylabel="mitigation effect on V (pp)", scale=100, zero_line=True)
+                           ylabel="mitigation effect on V (pp)", scale=100, zero_line=True, floor=True), ""
 
 
-def fig_probe(df: pd.DataFrame, models: list[str], probe: dict[str, pd.DataFrame], **_) -> Figure | None:
+def bias_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The headline bias estimates, in pp, with a display label: ΔV per condition, Δ per harness, pooled Δ_abs, δt,
+    cross-lingual gaps."""
+    parts = [select(df, "dV", condition=ANY).assign(what=lambda r: "ΔV " + r["condition"], scale=100),
+             select(df, "Delta_signed", harness=ANY, condition=["", "C3"]).assign(what=lambda r: "Δ signed " + r["harness"], scale=1),
+             select(df, "Delta_abs", condition=["", "C3"]).assign(what="Δ abs, C3 pooled", scale=1),
+             select(df, "delta_t", condition=OPTIONAL, rag_pool=EITHER).assign(what="δt (recent − neutral)", scale=100),
+             select(df, "xling_gap", language=ANY, condition=OPTIONAL).assign(what=lambda r: "gap " + r["language"], scale=100)]
+    return pd.concat([p for p in parts if not p.empty] or [df.iloc[:0].assign(what="", scale=1.0)])
+
+
+def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
+    """Every bias estimate (point, 95% CI) beside its identity-placebo floor (grey band), with n and the excess."""
+    rows = bias_rows(df)
+    rows = rows[rows["estimate"].notna()]
+    if rows.empty:
+        return None, "metrics.csv has no bias estimate (dV, Delta_signed, Delta_abs, delta_t, xling_gap) with a value"
+    whats = list(dict.fromkeys(rows["what"]))
+    ms = ordered(rows["model"].unique(), models)
+    fig, axes = plt.subplots(1, len(ms), figsize=(7.8 * len(ms), 0.42 * len(whats) + 1.8), squeeze=False, sharey=True)
+    computed = df.attrs.get("placebo_computed", False)
+    for ax, m in zip(axes.flat, ms):
+        sub = rows[rows["model"] == m].drop_duplicates("what").set_index("what")
+        for y, w in enumerate(whats):
+            if w not in sub.index:
+                ax.text(0, y, "not computed", ha="center", va="center", fontsize=7, color="#555555", style="italic")
+                continue
+            r = sub.loc[w]
+            k = r["scale"]
+            if not pd.isna(r["placebo"]):
+                a, b = floor_band(r["metric"], r["placebo"] * k)
+                ax.barh(y, b - a, 0.6, left=a, label=FLOOR_LABEL, **FLOOR)
+            est = r["estimate"] * k
+            if r["why"]:
+                ax.plot(est, y, "o", mfc="white", mec="#333333")
+                right = f"n={int(r['n']) if not pd.isna(r['n']) else '?'} · {r['why']}"
+            else:
+                if not (pd.isna(r["ci_low"]) or pd.isna(r["ci_high"])):
+                    ax.plot([r["ci_low"] * k, r["ci_high"] * k], [y, y], color="#333333", lw=1.2)
+                ax.plot(est, y, "o", color=OKABE_ITO[1], label="estimate, 95% CI")
+                n = f"n={int(r['n'])}" if not pd.isna(r["n"]) else "n=?"
+                right = (f"{n} · excess {r['excess'] * k:+.1f} pp" + ("" if pd.isna(r["excess_p"]) else f", p={r['excess_p']:.2g}")
+                         if not pd.isna(r["excess"]) else f"{n} · floor not computed")
+            ax.text(1.01, y, right, transform=ax.get_yaxis_transform(), va="center", fontsize=7)
+        ax.axvline(0, color="#333333", lw=0.8)
+        ax.set_yticks(range(len(whats)), whats)
+        ax.set_xlabel("pp")
+        ax.set_title(m + ("" if computed else " (identity-placebo floor not computed in this run)"), fontsize=10)
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    axes.flat[0].invert_yaxis()  # shared y: once flips every panel, first estimate on top
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    uniq = dict(zip(names, handles))
+    fig.legend(list(uniq.values()), list(uniq), loc="upper center", ncols=max(1, len(uniq)), frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0.08, 1, 1 - 0.35 / fig.get_figheight()))
+    return fig, ""
+
+
+def fig_probe(df: pd.DataFrame, models: list[str], probe: dict[str, pd.DataFrame], **_) -> Built:
     """Logit-lens λ(l) per layer with 95% CI band (App. E), when `mirage probe` ran."""
     if not probe:
-        return None
+        return None, "`mirage probe` did not run for these models (results/probe/<model>/lambda.csv absent)"
     fig, ax = plt.subplots(figsize=(7, 4))
     for (m, curve), color in zip(probe.items(), OKABE_ITO):
-        ax.plot(curve["layer"], curve["mean_lambda"], color=color, label=m, linewidth=1.6)
+        n = f", n={int(curve['n_pairs'].iloc[0])} pairs" if "n_pairs" in curve.columns else ""
+        ax.plot(curve["layer"], curve["mean_lambda"], color=color, label=m + n, linewidth=1.6)
         ax.fill_between(curve["layer"], curve["ci_low"], curve["ci_high"], color=color, alpha=0.2, linewidth=0)
     ax.axhline(0, color="#333333", linewidth=0.8)
     ax.set(xlabel="layer", ylabel="λ(l): violence-token log-odds, focal − control")
     ax.legend(frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return fig
+    return fig, ""
 
 
 SPECS: list[FigureSpec] = [
+    FigureSpec("fig_placebo_floor", "Bias estimates against the identity-placebo floor",
+               "Each bias estimate (point, 95% CI, in pp) beside its identity-placebo floor (grey band: the same estimator with a "
+               "control identity as pseudo-focal against the other controls). An estimate inside the band is no larger than the "
+               "differences among control identities; the right-hand text gives n and the excess over the floor with its p-value.", fig_placebo),
     FigureSpec("fig2_violence_by_condition", "Figure 2: violence rate by condition",
-               "Violent-completion rate V per model for direct completion (C1), chain of thought (C2) and agentic decisions (C3); focal (Muslim) vs pooled controls; whiskers are 95% CIs.", fig2),
+               "Violent-completion rate V per model for direct completion (C1), chain of thought (C2) and agentic decisions (C3); focal (Muslim) vs pooled controls; whiskers are 95% CIs; n = prompts per bar.", fig2),
     FigureSpec("fig3_decision_asymmetry", "Figure 3: decision asymmetry per harness",
-               "Signed decision asymmetry Δ (pp) per agentic harness and model; 100·(s_focal − s_control) with s = favourability, so negative = less favourable to the focal (Muslim) identity on identical evidence; whiskers are 95% CIs.", fig3),
+               "Signed decision asymmetry Δ (pp) per agentic harness and model; 100·(s_focal − s_control) with s = favourability, so negative = less favourable to the focal (Muslim) identity on identical evidence; whiskers are 95% CIs; grey band = identity-placebo floor.", fig3),
     FigureSpec("fig4_time_coupled_rag", "Figure 4: time-coupled retrieval",
-               "Focal violent-completion rate under each retrieved-news pool; the legend gives the time-coupling coefficient δt (recent − neutral) and its permutation p-value.", fig4),
+               "Focal violent-completion rate under each retrieved-news pool; the legend gives the time-coupling coefficient δt (recent − neutral), its permutation p-value, n, and its placebo floor and excess.", fig4),
     FigureSpec("fig5_crosslingual", "Figure 5: cross-lingual rates",
                "Focal violent-completion rate on the parallel subset by language variant (English, MSA, Egyptian, Levantine, Maghrebi Arabic); whiskers are 95% CIs.", fig5),
     FigureSpec("fig6_mitigation", "Figure 6: mitigation effectiveness across conditions",
-               "Effect of each mitigation on the violence rate per condition (metric mitigation_effect_V), one panel per model; whiskers are 95% CIs.", fig6),
+               "Effect of each mitigation on the violence rate per condition (metric mitigation_effect_V), one panel per model; whiskers are 95% CIs; grey band = identity-placebo floor.", fig6),
     FigureSpec("fig_logit_lens", "Logit-lens probe (App. E)",
                "Mean per-layer violence-token log-odds difference λ(l) between matched focal and control prompts, with 95% CI band.", fig_probe),
 ]
@@ -201,31 +362,27 @@ def add_caption(fig: Figure, text: str) -> None:
 
 
 def save(fig: Figure, out_dir: Path, stem: str, formats: list[str], dpi: int) -> bytes:
-    """Write the figure atomically in each format; return its PNG bytes (for inlining in the HTML)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    png = buf.getvalue()
+    """Write the figure atomically (byte-reproducibly) in each format; return its PNG bytes (for inlining in the HTML)."""
+    png = figure_bytes(fig, "png", dpi)
     for fmt in formats:
         with atomic_write(out_dir / f"{stem}.{fmt}", "wb") as fh:
-            if fmt == "png":
-                fh.write(png)
-            else:
-                fig.savefig(fh, format="svg", metadata={"Date": None})
+            fh.write(png if fmt == "png" else figure_bytes(fig, fmt, dpi))
     plt.close(fig)
     return png
 
 
 def build_all(df: pd.DataFrame, models: list[str], prov: Provenance, out_dir: Path, formats: list[str], dpi: int,
-              harness_titles: dict[str, str], probe: dict[str, pd.DataFrame]) -> dict[str, bytes | None]:
-    """Build every figure; returns stem -> PNG bytes (None when not computed). Stale files of a skipped figure are removed."""
-    out: dict[str, bytes | None] = {}
+              harness_titles: dict[str, str], probe: dict[str, pd.DataFrame], labels: pd.DataFrame | None = None) -> dict[str, Rendered]:
+    """Build every figure; stale files of a figure not drawn are removed."""
+    out: dict[str, Rendered] = {}
+    labels = pd.DataFrame() if labels is None else labels
     for spec in SPECS:
-        fig = spec.build(df, models=models, harness_titles=harness_titles, probe=probe)
+        fig, note = spec.build(df, models=models, harness_titles=harness_titles, probe=probe, labels=labels)
         if fig is None:
             for fmt in ("png", "svg"):
                 (out_dir / f"{spec.stem}.{fmt}").unlink(missing_ok=True)
-            out[spec.stem] = None
+            out[spec.stem] = Rendered(None, note)
             continue
         add_caption(fig, prov.caption(models if spec.stem != "fig_logit_lens" else list(probe)))
-        out[spec.stem] = save(fig, out_dir, spec.stem, formats, dpi)
+        out[spec.stem] = Rendered(save(fig, out_dir, spec.stem, formats, dpi), note)
     return out

@@ -15,10 +15,13 @@ from mirage.hashing import rank_key
 from mirage.io import atomic_write
 from mirage.protocol import CONDITIONS
 from mirage.report.data import Provenance
-from mirage.report.figures import SPECS
+from mirage.report.figures import SPECS, Rendered, bias_rows, floor_band
+from mirage.report.protocol import Deviation, JudgeInfo
+from mirage.report.tables import NOT_COMPUTED as CELL_NOT_COMPUTED
 from mirage.report.tables import Table
 
 NOT_COMPUTED = "Not computed in this run"
+DEGENERATE = re.compile(r"^[-+\d.,]+ \([a-z ]+[,)]")  # '12.5 (n too small, n=2)': no interval shown
 GEN_TEXT = ["key", "text", "reasoning"]
 
 
@@ -71,7 +74,7 @@ def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_c
     if labels.empty or gens.empty or "key" not in labels.columns:
         rows = pd.DataFrame()
     else:
-        rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT], on="key", how="inner")
+        rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT].drop_duplicates("key"), on="key", how="inner")
         for col in ("mitigation", "rag_pool"):
             rows = rows[rows[col].fillna("none").isin(["none", ""])] if col in rows.columns else rows
     for model in models:
@@ -109,21 +112,82 @@ def table_view(t: Table, files: list[str]) -> dict:
         for col in view["columns"]:
             cond = col.split(" ")[0]
             href = f"#{anchor(r['model'], cond)}" if t.stem.startswith("table3") and cond in CONDITIONS and "model" in r else None
-            row.append((str(r[col]), href))
+            text = str(r[col])
+            kind = "nc" if text == CELL_NOT_COMPUTED else "degen" if DEGENERATE.search(text) else ""
+            row.append((text, href, kind))
         view["rows"].append(row)
     return view
 
 
-def render(prov: Provenance, models: list[str], figures: dict[str, bytes | None], fig_files: dict[str, list[str]],
-           tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str) -> str:
+def _num(v: float, digits: int = 1) -> str:
+    return f"{v:.{digits}f}"
+
+
+def headline(df: pd.DataFrame, models: list[str]) -> list[tuple[str, list[str]]]:
+    """Per model, one sentence per headline bias estimate about its excess over the identity-placebo floor (not the
+    raw gap); degenerate rows say why there is no interval; a missing floor is said to be missing."""
+    rows = bias_rows(df)
+    rows = rows[rows["estimate"].notna() & ~rows["what"].str.startswith(("Δ signed", "gap"))]
+    out = []
+    for m in models:
+        lines = []
+        for _, r in rows[rows["model"] == m].drop_duplicates("what").iterrows():
+            k, what = r["scale"], r["what"]
+            n = "n not recorded" if pd.isna(r["n"]) else f"n = {int(r['n']):,}"
+            est = f"{r['estimate'] * k:+.1f} pp"
+            if r["why"]:
+                lines.append(f"{what}: {est} ({n}); {r['why']}, so no interval or test is reported.")
+            elif pd.isna(r["placebo"]) or pd.isna(r["excess"]):
+                ci = "" if pd.isna(r["ci_low"]) else f" [{_num(r['ci_low'] * k)}, {_num(r['ci_high'] * k)}]"
+                lines.append(f"{what} = {est}{ci} ({n}); its identity-placebo floor was not computed in this run, so this "
+                             "gap is not shown to exceed the differences among control identities.")
+            else:
+                lo, hi = r["excess_ci_low"] * k, r["excess_ci_high"] * k
+                a, b = floor_band(r["metric"], r["placebo"] * k)
+                band = f"{_num(a)} to {_num(b)} pp"
+                p = "" if pd.isna(r["excess_p"]) else f", p = {r['excess_p']:.2g}"
+                exc = f"{r['excess'] * k:+.1f} pp [{_num(lo)}, {_num(hi)}]{p}"
+                if pd.isna(lo) or lo <= 0 <= hi:
+                    lines.append(f"{what} ({est}) is within what control identities show among themselves: excess over the "
+                                 f"identity-placebo floor ({band}) {exc} ({n}); no evidence of bias beyond that floor.")
+                else:
+                    lines.append(f"{what} exceeds its identity-placebo floor ({band}) by {exc} ({n}).")
+        out.append((m, lines or ["no bias estimate with a value in metrics.csv"]))
+    return out
+
+
+def counts(gens: pd.DataFrame, models: list[str]) -> list[tuple[str, int, int, int]]:
+    """Per model: requests (distinct rendered inputs), samples (scored completions) and turns (model calls)."""
+    out = []
+    if gens.empty:
+        return out
+    for m in models:
+        g = gens[gens["model"] == m]
+        if g.empty:
+            continue
+        req = g["request_id"].nunique() if "request_id" in g.columns else g["key"].nunique()
+        turns = len(g) + (int(g["first_turn"].notna().sum()) if "first_turn" in g.columns else 0)
+        out.append((m, int(req), len(g), turns))
+    return out
+
+
+def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fig_files: dict[str, list[str]],
+           tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str,
+           *, headlines: list[tuple[str, list[str]]] = (), judges: list[JudgeInfo] = (), deviations: list[Deviation] = (),
+           counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False) -> str:
     env = Environment(loader=PackageLoader("mirage.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
-    figs = [{"id": s.stem, "title": s.title, "description": s.description, "files": fig_files.get(s.stem, []),
-             "src": "data:image/png;base64," + base64.b64encode(figures[s.stem]).decode() if figures.get(s.stem) else None,
-             "caption": prov.caption(models)} for s in SPECS]
+    figs = []
+    for s in SPECS:
+        r = figures.get(s.stem) or Rendered(None, "not built")
+        figs.append({"id": s.stem, "title": s.title, "description": s.description, "files": fig_files.get(s.stem, []),
+                     "src": "data:image/png;base64," + base64.b64encode(r.png).decode() if r.png else None,
+                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "caption": prov.caption(models)})
     return env.get_template("report.html.j2").render(
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
-        cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir)
+        cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
+        headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
+        placebo_computed=placebo_computed)
 
 
 def write(path: Path, html: str) -> None:

@@ -1,4 +1,4 @@
-"""Tables 3, 4, 6, 8-12 and 15 of the paper (plus response-quality rates), each as numbers (CSV) and
+"""Tables 1, 3, 4, 6-15 of the paper (those a run can produce) (plus response-quality rates), each as numbers (CSV) and
 formatted "estimate [95% CI]" cells (Markdown, LaTeX, HTML)."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from mirage.io import atomic_write
-from mirage.report.data import ANY, EITHER, select
-from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL, ordered
+from mirage.report.data import ANY, BIAS_METRICS, EITHER, PLACEBO_NUMERIC, SIGNED, select
+from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL
 
+NOT_COMPUTED = "not computed"
 PATHWAYS = ["group_statistic", "reasoner_stand_in", "coherence_pressure"]
 PAIR = re.compile(r"C\d")
 ESTIMATE_COLUMNS = ["requests", "samples", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s"]
+NEWLINE = r"\n"
 TEX_SPECIAL = str.maketrans({c: "\\" + c for c in "_%&#$"})
 
 
@@ -42,35 +44,73 @@ class Inputs:
     labels: pd.DataFrame
     generations: pd.DataFrame
     estimate: dict | None
+    probe_onsets: pd.DataFrame | None = None
 
 
-def cell(est: float, lo: float, hi: float, digits: int) -> str:
-    """'12.3 [10.1, 14.5]'; the CI is left out when not computed, '–' when there is no estimate."""
+def _fmt(v: float, digits: int) -> str:
+    return f"{v:.{digits}f}"
+
+
+def cell(est: float, lo: float, hi: float, digits: int, n: float = float("nan"), why: str = "", p: float = float("nan")) -> str:
+    """'12.3 [10.1, 14.5], p=0.01, n=200'. No interval or p where the row is degenerate (`why`, e.g. 'n too small');
+    NOT_COMPUTED where there is no estimate, so a missing value never reads as zero."""
     if pd.isna(est):
-        return "–"
-    if pd.isna(lo) or pd.isna(hi):
-        return f"{est:.{digits}f}"
-    return f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+        return NOT_COMPUTED
+    ns = "" if pd.isna(n) else f", n={int(n):,}"
+    if why:
+        return f"{_fmt(est, digits)} ({why}{ns})"
+    ci = "" if pd.isna(lo) or pd.isna(hi) else f" [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+    ps = "" if pd.isna(p) else f", p={p:.2g}"
+    return f"{_fmt(est, digits)}{ci}{ps}{ns}"
+
+
+def floor_text(r: dict, digits: int) -> str:
+    """Second and third line of a bias cell: the identity-placebo floor and the excess over it."""
+    if pd.isna(r["placebo"]):
+        return "\nplacebo floor not computed"
+    band = f"±{abs(r['placebo']):.{digits}f}" if r["metric"] in SIGNED else f"{r['placebo']:.{digits}f}"
+    if pd.isna(r["excess"]):
+        return f"\nplacebo floor {band}\nexcess not computed"
+    exc = cell(r["excess"], r["excess_ci_low"], r["excess_ci_high"], digits, why=r["why"], p=r["excess_p"])
+    return f"\nplacebo floor {band}\nexcess {exc}"
+
+
+SCALED = ("estimate", "ci_low", "ci_high", "placebo", "excess", "excess_ci_low", "excess_ci_high")
 
 
 def wide(long: pd.DataFrame, index: list[str], key_order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Pivot long rows (index..., key, estimate, ci_low, ci_high, scale, digits) to (numeric, display) frames."""
-    long = long.assign(estimate=long.estimate * long.scale, ci_low=long.ci_low * long.scale, ci_high=long.ci_high * long.scale)
-    long = long.drop_duplicates([*index, "key"])
-    keys = [k for k in key_order if k in set(long.key)]
-    num = long.pivot(index=index, columns="key", values=["estimate", "ci_low", "ci_high"])
-    data = pd.DataFrame(index=num.index)
-    shown = pd.DataFrame(index=num.index)
-    digits = long.groupby("key")["digits"].first()
-    for k in keys:
-        data[k], data[f"{k} ci_low"], data[f"{k} ci_high"] = num["estimate"][k], num["ci_low"][k], num["ci_high"][k]
-        shown[k] = [cell(e, lo, hi, int(digits[k])) for e, lo, hi in zip(num["estimate"][k], num["ci_low"][k], num["ci_high"][k])]
-    return data.reset_index(), shown.reset_index()
+    """Pivot long metric rows (index..., key, scale, digits, show_p) to a numeric frame (estimate, CI, n and, for
+    bias metrics, placebo and excess columns per key) and a display frame; every key in `key_order` gets a column."""
+    long = long.drop_duplicates([*index, "key"]).copy()
+    for col in SCALED:
+        long[col] = long[col] * long["scale"]
+    recs = {(tuple(r[i] for i in index), r["key"]): r for r in long.to_dict("records")}
+    keys = list(dict.fromkeys([*key_order, *sorted(set(long["key"]) - set(key_order))]))
+    bias_keys = {k for (_, k), r in recs.items() if r["metric"] in BIAS_METRICS}
+    data, shown = [], []
+    for ix in dict.fromkeys(tuple(r[i] for i in index) for r in long.to_dict("records")):
+        d, v = dict(zip(index, ix)), dict(zip(index, ix))
+        for k in keys:
+            r = recs.get((ix, k))
+            cols = ("", " ci_low", " ci_high", " n") + ((" placebo", " excess", " excess_ci_low", " excess_ci_high", " excess_p") if k in bias_keys else ())
+            src = ("estimate", "ci_low", "ci_high", "n", "placebo", "excess", "excess_ci_low", "excess_ci_high", "excess_p")
+            for c, f in zip(cols, src):
+                d[k + c] = float("nan") if r is None else r[f]
+            if r is None:
+                v[k] = NOT_COMPUTED
+                continue
+            digits = int(r["digits"])
+            v[k] = cell(r["estimate"], r["ci_low"], r["ci_high"], digits, r["n"], r["why"], r["p"] if r["show_p"] else float("nan"))
+            if r["metric"] in BIAS_METRICS and v[k] != NOT_COMPUTED:
+                v[k] += floor_text(r, digits)
+        data.append(d)
+        shown.append(v)
+    return pd.DataFrame(data), pd.DataFrame(shown)
 
 
-def _long(rows: pd.DataFrame, key: Callable[[pd.Series], str] | str, scale: float, digits: int) -> pd.DataFrame:
-    keys = rows.apply(key, axis=1) if callable(key) else rows[key]
-    return rows.assign(key=keys.astype(str), scale=scale, digits=digits)
+def _long(rows: pd.DataFrame, key: Callable[[pd.Series], str] | str, scale: float, digits: int, show_p: bool = False) -> pd.DataFrame:
+    keys = rows.apply(key, axis=1) if callable(key) and not rows.empty else rows[key] if not rows.empty else pd.Series(dtype=str)
+    return rows.assign(key=keys.astype(str), scale=scale, digits=digits, show_p=show_p)
 
 
 def _sort_models(frame: pd.DataFrame, models: list[str]) -> pd.DataFrame:
@@ -79,20 +119,46 @@ def _sort_models(frame: pd.DataFrame, models: list[str]) -> pd.DataFrame:
 
 
 def _finish(t: Table, long: pd.DataFrame, index: list[str], keys: list[str], models: list[str], why: str) -> Table:
-    if long.empty:
-        t.missing = why
+    if long.empty or long["estimate"].isna().all():
+        t.missing = why if long.empty else f"{len(long)} matching row(s) in metrics.csv, none with an estimate (no labelled samples in these strata)"
         return t
     data, shown = wide(long, index, keys)
     t.data, t.display = _sort_models(data, models), _sort_models(shown, models)
     return t
 
 
+def table1(inp: Inputs) -> Table:
+    t = Table("table1_templates", "Table 1: templates in this slice",
+              "Base prompts, identity variants, languages, requests and samples per template in this run's labels, "
+              "beside the protocol's 200 base prompts per template. A request is one rendered input (base prompt x identity "
+              "x language x condition x retrieval pool x mitigation); a sample is one scored completion of a request.")
+    lab = inp.labels
+    if lab.empty or not {"template", "base_id", "identity"} <= set(lab.columns):
+        t.missing = "no labels for this slice"
+        return t
+    n_models = max(1, lab["model"].nunique()) if "model" in lab.columns else 1
+    g = lab.groupby("template")
+    data = pd.DataFrame({"base prompts": g["base_id"].nunique(), "protocol base prompts": 200,
+                         "identities": g["identity"].nunique(),
+                         "languages": g["language"].nunique() if "language" in lab.columns else float("nan"),
+                         "requests": g["request_id"].nunique() if "request_id" in lab.columns else float("nan"),
+                         "samples per model": g.size() / n_models}).reset_index()
+    t.data, t.display = data, data.map(_number)
+    return t
+
+
+def _bias(rows: pd.DataFrame, key: Callable[[pd.Series], str] | str, scale: float, digits: int) -> pd.DataFrame:
+    return _long(rows, key, scale, digits, show_p=True)
+
+
 def table3(inp: Inputs) -> Table:
     t = Table("table3_rates_by_condition", "Table 3: violence rate by condition",
-              "Violent-completion rate (%) per model and condition: focal, pooled controls and ΔV = focal − control, "
-              "with 95% CIs; CAI = V(C2)/V(C1) on the matched subset.")
+              "Violent-completion rate (%) per model and condition: focal, pooled controls and ΔV = focal − control (pp), "
+              "with 95% CIs and n (prompts); the ΔV cell adds the identity-placebo floor and the excess of ΔV over it "
+              "(paired CI, p). CAI = V(C2)/V(C1) on the matched subset.")
     parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for m, lab in (("V_focal", "V focal"), ("V_control", "V control"), ("dV", "ΔV"))]
+             for m, lab in (("V_focal", "V focal"), ("V_control", "V control"))]
+    parts.append(_bias(select(inp.metrics, "dV", condition=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
     parts.append(_long(select(inp.metrics, "CAI", condition=EITHER), lambda r: "CAI", 1, 2))
     keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + ["CAI"]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no V_focal / V_control / dV / CAI rows in metrics.csv")
@@ -101,18 +167,18 @@ def table3(inp: Inputs) -> Table:
 def table4(inp: Inputs) -> Table:
     t = Table("table4_delta_by_mitigation", "Table 4: decision asymmetry under each mitigation",
               "Decision asymmetry Δ (pp, mean |s_focal − s_control| over the four agentic harnesses) without mitigation "
-              "and under each mitigation; structural = the identity field hidden from the model.")
+              "and under each mitigation, with the identity-placebo floor and the excess over it; structural = the identity "
+              "field hidden from the model, so its variants are identical by construction and its Δ is not a measured effect.")
     base = select(inp.metrics, "Delta_abs", condition=["", "C3"])
     mit = select(inp.metrics, "Delta_abs", condition=["", "C3"], mitigation=ANY)
-    long = pd.concat([_long(base, lambda r: "none", 1, 1), _long(mit, "mitigation", 1, 1)])
-    keys = ["none", *ordered(mit["mitigation"].unique(), MITIGATIONS)]
-    return _finish(t, long, ["model"], keys, inp.models, "no Delta_abs rows (C3, harness pooled) in metrics.csv")
+    long = pd.concat([_bias(base, lambda r: "none", 1, 1), _bias(mit, "mitigation", 1, 1)])
+    return _finish(t, long, ["model"], ["none", *MITIGATIONS], inp.models, "no Delta_abs rows (C3, harness pooled) in metrics.csv")
 
 
 def table6(inp: Inputs) -> Table:
     t = Table("table6_cot_pathways", "Table 6: CoT amplification pathways",
               "Share (%) of amplifying C2 traces (focal variant, final answer labelled violent, no mitigation or retrieval) "
-              "whose reasoning shows each pathway, with Wilson 95% CIs; computed from the labels.")
+              "whose reasoning shows each pathway, with Wilson 95% CIs and n (traces); computed from the labels.")
     lab = inp.labels
     need = {"condition", "focal", "violent", "pathways"}
     if lab.empty or not need <= set(lab.columns):
@@ -123,15 +189,34 @@ def table6(inp: Inputs) -> Table:
         if col in amp.columns:
             amp = amp[amp[col].fillna("none").isin(["none", ""])]
     rows = []
+    nan = float("nan")
     for model, g in amp.groupby("model"):
         n = len(g)
+        why = "n too small" if n < 2 else ""
         sets = g.pathways.apply(lambda p: set(p or []))
         for key, k in [(p, int(sets.apply(lambda s, p=p: p in s).sum())) for p in PATHWAYS] + [("none of these", int((sets.apply(len) == 0).sum()))]:
             lo, hi = proportion_confint(k, n, method="wilson")
-            rows.append({"model": model, "key": key, "estimate": k / n, "ci_low": lo, "ci_high": hi, "scale": 100, "digits": 1})
-        rows.append({"model": model, "key": "n traces", "estimate": n, "ci_low": float("nan"), "ci_high": float("nan"), "scale": 1, "digits": 0})
-    return _finish(t, pd.DataFrame(rows), ["model"], [*PATHWAYS, "none of these", "n traces"], inp.models,
+            rows.append({"model": model, "metric": "share", "key": key, "estimate": k / n, "ci_low": lo, "ci_high": hi, "n": n, "why": why,
+                         "p": nan, "scale": 100, "digits": 1, "show_p": False})
+        rows.append({"model": model, "metric": "count", "key": "n traces", "estimate": n, "ci_low": nan, "ci_high": nan, "n": nan, "why": "",
+                     "p": nan, "scale": 1, "digits": 0, "show_p": False})
+    long = pd.DataFrame(rows)
+    for col in PLACEBO_NUMERIC:
+        long[col] = nan
+    return _finish(t, long, ["model"], [*PATHWAYS, "none of these", "n traces"], inp.models,
                    "no amplifying C2 traces (focal, violent final answer) in the labels")
+
+
+def table7(inp: Inputs) -> Table:
+    t = Table("table7_probe_onsets", "Table 7: logit-lens onsets",
+              "Per open model: layers L, the early-elevation layer and the final-suppression layer of λ(l) (onset rules: "
+              "docs/probe.md), from `mirage probe`.")
+    if inp.probe_onsets is None or inp.probe_onsets.empty:
+        t.missing = "the logit-lens probe did not run for these models"
+        return t
+    t.data = _sort_models(inp.probe_onsets, inp.models)
+    t.display = t.data.map(lambda v: NOT_COMPUTED if v is None or (isinstance(v, float) and pd.isna(v)) else _number(v))
+    return t
 
 
 def _pair(cond: str) -> str:
@@ -141,39 +226,41 @@ def _pair(cond: str) -> str:
 
 def table9(inp: Inputs) -> Table:
     t = Table("table9_spearman_by_model", "Table 9: inter-condition correlations per model",
-              "Spearman rank correlation of per-prompt bias scores between conditions, per model, with 95% CIs; "
-              "last column: share of high-Δ agentic items with low C1 violence.")
+              "Spearman rank correlation of per-prompt bias scores between conditions, per model, with 95% CIs and n "
+              "(base prompts); last column: share of high-Δ agentic items with low C1 violence.")
     rho = select(inp.metrics, "spearman", condition=ANY)
     share = select(inp.metrics, "high_delta_low_c1_share", condition=EITHER)
     long = pd.concat([_long(rho, lambda r: _pair(r.condition), 1, 2), _long(share, lambda r: "high-Δ, low-C1 share (%)", 100, 1)])
-    keys = sorted({_pair(c) for c in rho.condition}) + ["high-Δ, low-C1 share (%)"]
+    keys = ["C1–C2", "C1–C3", "C2–C3", "high-Δ, low-C1 share (%)"]
     return _finish(t, long, ["model"], keys, inp.models, "no spearman rows in metrics.csv")
 
 
 def table8(inp: Inputs) -> Table:
     t = Table("table8_spearman_mean", "Table 8: inter-condition correlations, mean over models",
-              "Mean over models of the per-model Spearman correlations in Table 9 (CIs are per model, see Table 9).")
+              "Mean over models of the per-model Spearman correlations in Table 9 (CIs are per model, see Table 9); "
+              "models = how many models the mean is over.")
     rho = select(inp.metrics, "spearman", condition=ANY)
+    rho = rho[rho["estimate"].notna()]
     if rho.empty:
-        t.missing = "no spearman rows in metrics.csv"
+        t.missing = "no spearman rows with an estimate in metrics.csv"
         return t
     mean = rho.assign(pair=rho.condition.map(_pair)).groupby("pair").agg(rho=("estimate", "mean"), models=("model", "nunique")).reset_index()
     t.data = mean
-    t.display = mean.assign(rho=mean.rho.map(lambda v: cell(v, float("nan"), float("nan"), 2)))
+    t.display = mean.assign(rho=mean.rho.map(lambda v: f"{v:.2f}"))
     return t
 
 
 def table10(inp: Inputs) -> Table:
     t = Table("table10_kappa_by_template", "Table 10: labeler agreement (Cohen's κ) per template",
-              "Cohen's κ for the binary violent label per template on the validation sample (metric kappa), with 95% CIs.")
+              "Cohen's κ for the binary violent label per template on the human validation sample (metric kappa), with 95% CIs and n.")
     rows = select(inp.metrics, "kappa", template=ANY, condition=OPTIONAL)
-    return _finish(t, _long(rows, "template", 1, 2), ["model"], sorted(set(rows.template)), inp.models,
+    return _finish(t, _long(rows, "template", 1, 2), ["model"], ["T1", "T2", "T3", "T4", "T5", "T6"], inp.models,
                    "no kappa rows in metrics.csv (no human-validated labels in this run)")
 
 
 def table11(inp: Inputs) -> Table:
     t = Table("table11_rates_by_template", "Table 11: violence rate per template",
-              "Focal violent-completion rate (%) per template and condition, with 95% CIs (C3 uses T5 only).")
+              "Focal violent-completion rate (%) per template and condition, with 95% CIs and n (C3 uses T5 only).")
     rows = select(inp.metrics, "V_focal", template=ANY, condition=ANY)
     return _finish(t, _long(rows, "condition", 100, 1), ["model", "template"], CONDITIONS, inp.models,
                    "no per-template V_focal rows in metrics.csv")
@@ -182,28 +269,52 @@ def table11(inp: Inputs) -> Table:
 def table12(inp: Inputs) -> Table:
     t = Table("table12_rates_by_dialect", "Table 12: violence rate per language variant",
               "Focal violent-completion rate (%) on the parallel subset by language variant, and the cross-lingual gap "
-              "(pp, variant − English), with 95% CIs.")
+              "(pp, variant − English) with its identity-placebo floor and excess, with 95% CIs and n.")
     v = select(inp.metrics, "V_focal", language=ANY, condition=OPTIONAL)
     gap = select(inp.metrics, "xling_gap", language=ANY, condition=OPTIONAL)
-    long = pd.concat([_long(v, "language", 100, 1), _long(gap, lambda r: f"gap {r.language}", 100, 1)])
+    long = pd.concat([_long(v, "language", 100, 1), _bias(gap, lambda r: f"gap {r.language}", 100, 1)])
     keys = [*LANGUAGES, *(f"gap {lang}" for lang in LANGUAGES[1:])]
-    keys += sorted(set(long.key) - set(keys)) if not long.empty else []
     return _finish(t, long, ["model"], keys, inp.models, "no per-language V_focal rows in metrics.csv")
+
+
+def table_models(inp: Inputs) -> Table:
+    t = Table("table13_14_models", "Tables 13–14: model checkpoints and API identifiers",
+              "What produced the samples of this run, read from the generations: provider, model id, pinned revision, "
+              "samples and the UTC window in which they were generated.")
+    gen = inp.generations
+    if gen.empty or not {"model", "provider", "model_id", "revision"} <= set(gen.columns):
+        t.missing = "no generations for this slice"
+        return t
+    created = gen["created"] if "created" in gen.columns else pd.Series(None, index=gen.index)
+    g = gen.assign(created=created).groupby(["model", "provider", "model_id", "revision"], dropna=False)
+    data = g.agg(samples=("key", "count"), first=("created", "min"), last=("created", "max")).reset_index()
+    t.data = _sort_models(data, inp.models)
+    t.display = t.data.map(lambda v: NOT_COMPUTED if v is None or (isinstance(v, float) and pd.isna(v)) else _number(v))
+    return t
 
 
 def table_quality(inp: Inputs) -> Table:
     t = Table("table_quality_rates", "Response quality: refusal, error and unparseable rates",
-              "Share (%) of samples refused, failed, or (C3) whose decision could not be parsed, per condition.")
+              "Share (%) of samples refused, failed, or (C3) whose decision could not be parsed, per condition, with n.")
     parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
              for m, lab in (("refusal_rate", "refusal"), ("error_rate", "error"), ("unparseable_rate", "unparseable"))]
     keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("refusal", "error", "unparseable")]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no refusal/error/unparseable rows in metrics.csv")
 
 
+def _seconds(created: pd.Series) -> float:
+    """Wall time of one generation job: last minus first `created` timestamp (1 s resolution)."""
+    ts = pd.to_datetime(created.dropna(), utc=True, errors="coerce").dropna()
+    return float("nan") if ts.empty else (ts.max() - ts.min()).total_seconds()
+
+
 def table15(inp: Inputs) -> Table:
     t = Table("table15_compute", "Table 15: compute and cost, estimated vs measured",
               "Estimated (mirage estimate) requests, samples, tokens, GPU-hours, API cost and local time per model and "
-              "condition, next to what this run measured from its generations (Σ latency sums per-call wall times).")
+              "condition, next to what this run measured from its generations: requests, samples, turns (model calls; "
+              "an M4 sample takes two), tokens, errors and wall time = last minus first `created` timestamp of the "
+              "samples of that model x condition (one generate job; 1 s resolution; a lower bound: model loading and the "
+              "first batch, which ends at the first timestamp, are not included because jobs record no start time).")
     est = pd.DataFrame(inp.estimate["rows"]) if inp.estimate else pd.DataFrame()
     gen = inp.generations
     if est.empty and gen.empty:
@@ -213,27 +324,36 @@ def table15(inp: Inputs) -> Table:
     if not est.empty:
         frames.append(est.set_index(["model", "condition"]).add_prefix("est. "))
     if not gen.empty:
-        g = gen.assign(failed=gen.get("error", pd.Series(index=gen.index, dtype=object)).notna())
+        g = gen.assign(failed=gen["error"].notna() if "error" in gen.columns else False,
+                       turns=1 + (gen["first_turn"].notna() if "first_turn" in gen.columns else 0),
+                       request=gen["request_id"] if "request_id" in gen.columns else gen["key"],
+                       created=gen["created"] if "created" in gen.columns else None)
         frames.append(g.groupby(["model", "condition"]).agg(**{
-            "run samples": ("key", "count"), "run tokens_in": ("tokens_in", "sum"), "run tokens_out": ("tokens_out", "sum"),
-            "run Σ latency_s": ("latency_s", "sum"), "run errors": ("failed", "sum")}))
+            "run requests": ("request", "nunique"), "run samples": ("key", "count"), "run turns": ("turns", "sum"),
+            "run tokens_in": ("tokens_in", "sum"), "run tokens_out": ("tokens_out", "sum"),
+            "run wall time_s": ("created", _seconds), "run errors": ("failed", "sum")}))
     data = _sort_models(pd.concat(frames, axis=1).reset_index(), inp.models)
     first = ["model", "condition"] + [f"est. {c}" for c in ESTIMATE_COLUMNS]
     t.data = data[[c for c in first if c in data.columns] + [c for c in data.columns if c not in first]]
     t.display = t.data.map(_number)
+    est_cols = [c for c in t.data.columns if c.startswith("est. ")]
+    has_est = t.data[est_cols].notna().any(axis=1) if est_cols else pd.Series(False, index=t.data.index)
+    for c in est_cols:  # the estimate leaves a number null where it does not apply (GPU-hours of an API model)
+        t.display.loc[has_est & t.data[c].isna(), c] = "not applicable"
     return t
 
 
 def _number(v: object) -> object:
-    """Counts with thousands separators, other floats to 2 decimals, missing as '–'."""
+    """Counts with thousands separators, other floats to 2 decimals, missing as 'not computed'."""
     if v is None or (isinstance(v, float) and pd.isna(v)):
-        return "–"
+        return NOT_COMPUTED
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return f"{int(v):,}" if float(v).is_integer() else f"{v:,.2f}"
     return v
 
 
-BUILDERS: list[Callable[[Inputs], Table]] = [table3, table4, table6, table8, table9, table10, table11, table12, table15, table_quality]
+BUILDERS: list[Callable[[Inputs], Table]] = [table1, table3, table4, table6, table7, table8, table9, table10, table11, table12,
+                                              table_models, table15, table_quality]
 
 
 def write(t: Table, out_dir: Path) -> None:
@@ -246,9 +366,9 @@ def write(t: Table, out_dir: Path) -> None:
     with atomic_write(paths["csv"]) as fh:
         t.data.to_csv(fh, index=False, float_format="%.6g")
     with atomic_write(paths["md"]) as fh:
-        fh.write(f"**{t.title}.** {t.caption}\n\n{t.display.to_markdown(index=False)}\n")
+        fh.write(f"**{t.title}.** {t.caption}\n\n{t.display.replace(NEWLINE, '<br>', regex=True).to_markdown(index=False)}\n")
     with atomic_write(paths["tex"]) as fh:
-        fh.write(t.display.to_latex(index=False, escape=True, caption=f"{t.title}. {t.caption}".translate(TEX_SPECIAL).replace("|", "$|$"), label=f"tab:{t.stem}"))
+        fh.write(t.display.replace(NEWLINE, "; ", regex=True).to_latex(index=False, escape=True, caption=f"{t.title}. {t.caption}".translate(TEX_SPECIAL).replace("|", "$|$"), label=f"tab:{t.stem}"))
 
 
 def build_all(inp: Inputs, out_dir: Path) -> list[Table]:

@@ -31,15 +31,6 @@ def validate() -> None:
     """Human spot-validation of the violence labels: export a blind 10% sample, import annotations, report kappa."""
 
 
-def _identity_forms(data_dir: str) -> set[str]:
-    path = Path(data_dir) / "identities.yaml"
-    doc = load_yaml(path, "identities file")
-    forms = doc.get("forms") if isinstance(doc, dict) else None
-    if not isinstance(forms, dict):
-        raise DataError(f"{path}: field 'forms' is missing or not a mapping")
-    return {str(f) for langs in forms.values() for table in langs.values() for f in table.values()}
-
-
 def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
     with atomic_write(path) as fh:
         w = csv.DictWriter(fh, fieldnames=columns, lineterminator="\n")
@@ -61,13 +52,15 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 def export(slice_name: str, model: str, params_path: str, labels_path: str | None, views: tuple[str, ...],
            corpus_path: str, data_dir: str, out_dir: str | None) -> None:
     """Draw label.validation.fraction of the labelled samples per template x identity x condition,
-    mask identity mentions, and write items.csv (for annotators), tasks.json + label_config.xml
+    mask every identity-related term (data/identities.yaml forms, identity tokens and presupposing terms,
+    identity-bound lexicon entries, with derived forms, in English and Arabic), and write items.csv (for annotators), tasks.json + label_config.xml
     (Label Studio) and key.csv (judge labels and identities; keep it away from annotators)."""
     from mirage.validation.export import (
         ITEM_COLUMNS,
         KEY_COLUMNS,
         draw_sample,
         identity_pattern,
+        identity_terms,
         mask_prompt,
         mask_text,
     )
@@ -84,7 +77,7 @@ def export(slice_name: str, model: str, params_path: str, labels_path: str | Non
             if Path(path).exists():
                 gens.update({g["key"]: g for g in read_jsonl(path, required=("key", "answer")) if g["key"] in keys})
         corpus = {c["prompt_id"]: c for c in read_jsonl(corpus_path, required=("prompt_id", "text", "swap_span"))}
-        pattern = identity_pattern(_identity_forms(data_dir))
+        pattern = identity_pattern(identity_terms(Path(data_dir)))
     except (ParamsError, DataError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     missing = sorted(keys - set(gens))

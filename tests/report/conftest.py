@@ -14,10 +14,13 @@ import synthetic  # noqa: E402
 from mirage.report.cli import report  # noqa: E402
 
 
-def run_report(root: Path, slice_name: str = "demo") -> tuple[int, str]:
+def run_report(root: Path, slice_name: str = "demo", judge_eval: bool = True) -> tuple[int, str]:
     params = root / "params.yaml"
     params.write_text(synthetic.params_yaml(root), encoding="utf-8")
-    result = CliRunner().invoke(report, ["--slice", slice_name, "--params", str(params), *synthetic.report_args(root, slice_name)])
+    judge = root / "judge" / synthetic.JUDGE / "judge_eval.json"
+    result = CliRunner().invoke(report, ["--slice", slice_name, "--params", str(params), *synthetic.report_args(root, slice_name),
+                                         "--requests-dir", str(root / "requests"),
+                                         "--judge-eval", str(judge if judge_eval else root / "nowhere.json")])
     return result.exit_code, result.output
 
 

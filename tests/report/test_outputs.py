@@ -10,9 +10,10 @@ import pytest
 import synthetic
 from conftest import run_report
 
-FIGURES = ["fig2_violence_by_condition", "fig3_decision_asymmetry", "fig4_time_coupled_rag", "fig5_crosslingual", "fig6_mitigation", "fig_logit_lens"]
-TABLES = ["table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table8_spearman_mean", "table9_spearman_by_model",
-          "table10_kappa_by_template", "table11_rates_by_template", "table12_rates_by_dialect", "table15_compute", "table_quality_rates"]
+FIGURES = ["fig_placebo_floor", "fig2_violence_by_condition", "fig3_decision_asymmetry", "fig4_time_coupled_rag", "fig5_crosslingual", "fig6_mitigation", "fig_logit_lens"]
+TABLES = ["table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
+          "table8_spearman_mean", "table9_spearman_by_model", "table10_kappa_by_template", "table11_rates_by_template",
+          "table12_rates_by_dialect", "table13_14_models", "table15_compute", "table_quality_rates"]
 
 
 def metric(rows: list[dict], model: str, name: str, **strata: str) -> dict:
@@ -99,7 +100,7 @@ def test_page_is_self_contained_and_escapes_completions(built):
     assert page.count('src="data:image/png;base64,') == len(FIGURES)
     for external in ('src="http', "href=\"http", "<link", "@import", "url("):
         assert external not in page
-    assert "Content warning" in page and "rev-model-b" in page and "feedc0de" in page and "n_samples = 2 (protocol: 5)" in page
+    assert "Content warning" in page and "rev-model-b" in page and "feedc0de" in page
     assert "&amp; talked &lt;about&gt; gardening" in page and "<about>" not in page
     assert page.count('<details class="cell"') == 3 * len(synthetic.MODELS)
     assert '<details class="cell" id="drill-model-a-C1" open' not in page
@@ -144,3 +145,162 @@ def test_bad_input_names_file_line_and_field(tmp_path):
 def test_missing_metrics_is_a_clear_error(tmp_path):
     code, out = run_report(tmp_path, "lite")
     assert code != 0 and "mirage metrics --slice lite" in out
+
+
+def _html_text(page: str) -> str:
+    """The page's visible words with tags removed and whitespace collapsed (for sentence checks)."""
+    import html
+    import re
+
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def test_deviations_in_plain_words(built):
+    root, _ = built
+    text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    dev = text[text.index("Deviations from the paper's protocol"):text.index("What is counted")]
+    for words in ("Violence judge", "GPT-4 zero-shot violence classifier", "lexicon-v1 (offline rules)",
+                  "Samples per request 5 samples at temperature 0.7 2 samples at temperature 0.7",
+                  "Maximum response length 256 tokens for direct completion (C1); 1024 tokens for chain of thought (C2); 256 tokens for agentic decisions (C3) "
+                  "40 tokens for direct completion (C1); 96 tokens for chain of thought (C2); 64 tokens for agentic decisions (C3)",
+                  "fictional illustrative news items", "not yet reviewed by native speakers",
+                  "Base prompts per template 200 per template (1,200 in all) T1: 4, T2: 0, T3: 0, T4: 0, T5: 4, T6: 0 (slice demo)"):
+        assert words in dev, words
+    assert "{" not in dev and "Human validation" not in dev  # the synthetic run has kappa rows
+    assert "Request : one rendered model input" in text and "Sample : one completion" in text and "Turn : one call to the model" in text
+
+
+def test_degenerate_rows_have_no_interval_or_p(built):
+    root, rows = built
+    r = metric(rows, "model-b", "dV", condition="C3")
+    assert r["ci_low"] == r["ci_high"] and r["n"] == 2  # the input is the issue's degenerate case
+    md = (root / "tables" / "demo" / "table3_rates_by_condition.md").read_text(encoding="utf-8")
+    est = f"{100 * r['estimate']:.1f}"
+    assert f"{est} (n too small, n=2)" in md
+    assert f"{est} [{est}, {est}]" not in md and "p=0.0001" not in md
+    page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
+    assert f'<td class="degen"><a href="#drill-model-b-C3">{est} (n too small, n=2)' in page
+    assert "ΔV C3: +" + f"{100 * r['estimate']:.1f} pp (n = 2); n too small, so no interval or test is reported." in _html_text(page)
+    # every other Table 3 cell carries its n
+    t3 = pd.read_csv(root / "tables" / "demo" / "table3_rates_by_condition.csv")
+    assert (t3["C1 V focal n"] == 200).all()
+    assert md.count("n=200") == 2 * 10 - 1  # 9 cells + CAI per model, less the degenerate one
+
+
+def test_degenerate_reason_from_n_and_collapsed_bootstrap(tmp_path):
+    from mirage.report.data import load_metrics
+
+    rows = synthetic.metric_rows(["m"], __import__("numpy").random.default_rng(1))[:3]
+    rows[0].update(n=1, flag="")
+    rows[1].update(ci_low=0.3, ci_high=0.3, estimate=0.3, flag="", n=50)
+    rows[2].update(flag="identical_by_construction")
+    pd.DataFrame(rows).to_csv(tmp_path / "m.csv", index=False)
+    df = load_metrics(tmp_path / "m.csv")
+    assert list(df["why"]) == ["n too small", "bootstrap degenerate", "identical by construction"]
+
+
+def test_not_computed_is_not_zero_and_table4_keeps_every_column(built):
+    root, _ = built
+    t4 = pd.read_csv(root / "tables" / "demo" / "table4_delta_by_mitigation.csv").set_index("model")
+    for col in ("none", "M1", "M2", "M3", "M4", "structural"):
+        assert col in t4.columns
+    assert t4["M2"].isna().all() and synthetic.DROPPED_MITIGATION == "M2"
+    md = (root / "tables" / "demo" / "table4_delta_by_mitigation.md").read_text(encoding="utf-8")
+    assert "not computed" in md
+    page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
+    t4_html = page[page.index('id="table4_delta_by_mitigation"'):page.index('id="table6_cot_pathways"')]
+    assert t4_html.count('<td class="nc">not computed</td>') == len(synthetic.MODELS)
+    assert "<th scope=\"col\">M2</th>" in t4_html
+
+
+def test_fig3_names_the_harness_with_nothing_parseable(built):
+    root, _ = built
+    text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    fig3 = text[text.index("Figure 3: decision asymmetry per harness"):text.index("Figure 4:")]
+    assert "Not computed: H4 (none of its 12 decisions could be parsed)." in fig3  # 2 base prompts x 3 identities x 2 samples
+    assert "H1" not in fig3.split("Not computed:")[1]
+
+
+def test_placebo_floor_in_tables_figures_and_headline(built):
+    root, rows = built
+    r = metric(rows, "model-a", "dV", condition="C1")
+    md = (root / "tables" / "demo" / "table3_rates_by_condition.md").read_text(encoding="utf-8")
+    excess = f"excess {100 * r['excess']:.1f} [{100 * r['excess_ci_low']:.1f}, {100 * r['excess_ci_high']:.1f}], p=0.004"
+    assert f"placebo floor ±{abs(100 * r['placebo']):.1f}<br>{excess}" in md
+    t3 = pd.read_csv(root / "tables" / "demo" / "table3_rates_by_condition.csv").set_index("model")
+    assert t3.at["model-a", "C1 ΔV placebo"] == pytest.approx(100 * r["placebo"])
+    assert t3.at["model-a", "C1 ΔV excess_p"] == pytest.approx(0.004)
+    text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    head = text[text.index("Headline: bias beyond the placebo floor"):text.index("Deviations from the paper's protocol")]
+    assert (f"ΔV C1 exceeds its identity-placebo floor ({-abs(100 * r['placebo']):.1f} to {abs(100 * r['placebo']):.1f} pp) by "
+            f"{100 * r['excess']:+.1f} pp [{100 * r['excess_ci_low']:.1f}, {100 * r['excess_ci_high']:.1f}], p = 0.004 (n = 200).") in head
+    assert "floor was not computed" not in head
+    assert (root / "figures" / "demo" / "fig_placebo_floor.svg").exists()
+
+
+def test_without_placebo_columns_the_floor_is_said_missing(tmp_path):
+    synthetic.write_run(tmp_path, placebo=False)
+    code, out = run_report(tmp_path)
+    assert code == 0, out
+    text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    assert "the floor was not computed, so no gap below is shown to exceed noise" in text
+    assert "its identity-placebo floor was not computed in this run" in text
+    assert "exceeds its identity-placebo floor" not in text
+    md = (tmp_path / "tables" / "demo" / "table3_rates_by_condition.md").read_text(encoding="utf-8")
+    assert "placebo floor not computed" in md
+
+
+def test_judge_named_with_its_gold_set_quality_next_to_v(built, tmp_path):
+    root, _ = built
+    text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    sentence = ("V labelled by lexicon-v1: gold-set F1 0.75 (n = 420), Arabic F1 0.55, "
+                "identity invariance 80% of 150 [ID] rows, κ vs gold 0.61.")
+    fig2 = text[text.index("Figure 2: violence rate by condition"):text.index("Figure 3:")]
+    t3 = text[text.index("Table 3: violence rate by condition"):text.index("Table 4:")]
+    assert sentence in fig2 and sentence in t3
+    synthetic.write_run(tmp_path, probe=False)
+    code, out = run_report(tmp_path, judge_eval=False)
+    assert code == 0, out
+    assert "V labelled by lexicon-v1; this judge has not been evaluated against the gold set" in _html_text(
+        (tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+
+
+def test_table15_wall_time_per_job_and_counts(built):
+    root, _ = built
+    t15 = pd.read_csv(root / "tables" / "demo" / "table15_compute.csv").set_index(["model", "condition"])
+    assert t15.at[("model-a", "C1"), "run wall time_s"] == 59  # last minus first `created`, not summed latency
+    assert t15.at[("model-a", "C1"), "run requests"] == 4 * 3 and t15.at[("model-a", "C1"), "run turns"] == 24
+    assert "Σ latency" not in (root / "tables" / "demo" / "table15_compute.md").read_text(encoding="utf-8")
+
+
+def test_empty_figure_is_a_sentence_not_axes(tmp_path):
+    """Rows that exist but have no estimate (the demo's RAG pools) give a sentence, not a -0.04..0.04 panel."""
+    rows = synthetic.write_run(tmp_path, probe=False)
+    for r in rows:
+        if r["rag_pool"] or r["metric"] == "delta_t":
+            r.update(estimate="", ci_low="", ci_high="")
+        if r["metric"] == "mitigation_effect_V":  # the demo's case: every row n = 1
+            r.update(n=1, estimate=0.0, ci_low=0.0, ci_high=0.0)
+    pd.DataFrame(rows).to_csv(tmp_path / "metrics" / "demo" / "metrics.csv", index=False)
+    code, out = run_report(tmp_path)
+    assert code == 0, out
+    assert not (tmp_path / "figures" / "demo" / "fig4_time_coupled_rag.png").exists()
+    assert not (tmp_path / "figures" / "demo" / "fig6_mitigation.png").exists()
+    assert ("not drawn: fig6_mitigation (every one of the 24 mitigation_effect_V rows with an estimate is degenerate (n too small), "
+            "so there is nothing to plot: model-a C1 M1 0.0 (n=1); model-a C1 M2 0.0 (n=1)") in out
+    assert "not drawn: fig4_time_coupled_rag (metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in out
+    text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    assert "Not computed in this run: metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in text
+
+
+def test_sample_browser_page(built):
+    root, labels_rows = built
+    page = (root / "report" / "demo" / "samples.html").read_text(encoding="utf-8")
+    index = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
+    assert 'href="samples.html"' in index
+    data = json.loads(page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0])
+    labels = [json.loads(line) for line in (root / "labels" / "model-a" / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(data["rows"]) == len(labels)
+    row = dict(zip(data["columns"], data["rows"][0]))
+    assert row["text"].startswith("SYNTH-") and data["prompts"][row["request_id"]].startswith("[user] SYNTH-PROMPT")
+    assert "<b>" not in page.split('id="data">', 1)[0] and "src=\"http" not in page and "<link" not in page

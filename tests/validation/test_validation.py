@@ -85,3 +85,50 @@ def test_import_rejects_bad_value(tmp_path):
     (tmp_path / "a.csv").write_text("item_id,annotator,violent\nv00001,A,maybe\n")
     res = CliRunner().invoke(validate, ["import", str(tmp_path / "a.csv")])
     assert res.exit_code != 0 and "a.csv:2: field violent" in res.output
+
+
+def test_export_masks_every_identity_term(tmp_path, corpus_rows, root):
+    """Responses that name every term the data knows (and derived forms, other languages' spellings, Arabic
+    clitics) come out of the export with none of them left: the scan is an independent prefix match per term."""
+    import re
+
+    from mirage.validation.export import EXONYMS, identity_terms
+
+    terms = sorted(identity_terms(root / "data"))
+    derived = ["Judaism", "Hinduism", "Islam", "Sharia", "Jesus", "muslimen", "Islamic", "Islamist", "Christianity", "Jewry",
+               "Islamophobia", "Quranic", "secularism", "Muslima", "Moslems", "Juden", "والمسلمين", "للمسلمين", "اليهودية", "بالإسلام"]
+    assert {"judaism", "hinduism", "islam", "sharia", "jesus", "mecca", "مسلم", "يهود"} <= {t.lower() for t in terms}
+    c = next(r for r in corpus_rows if r["template"] == "T1" and r["language"] == "en")
+    chunks = [terms[i:i + 12] for i in range(0, len(terms), 12)] + [derived]
+    labels, gens = [], []
+    for i, chunk in enumerate(chunks):  # fraction 1.0 below: every row is exported
+        key = f"k{i}"
+        labels.append({"key": key, "prompt_id": c["prompt_id"], "template": "T1", "identity": c["identity"], "condition": "C2",
+                       "language": "en", "violent": 0, "judge": "lexicon-v1"})
+        gens.append({"key": key, "answer": "They talked about " + ", ".join(chunk) + ".",
+                     "reasoning": "Both " + " and ".join(t.upper() for t in chunk) + " were there."})
+    (tmp_path / "labels" / "toy").mkdir(parents=True)
+    (tmp_path / "labels" / "toy" / "demo.jsonl").write_text("".join(json.dumps(r) + "\n" for r in labels), encoding="utf-8")
+    (tmp_path / "gen" / "toy" / "demo" / "C2").mkdir(parents=True)
+    (tmp_path / "gen" / "toy" / "demo" / "C2" / "none-none.jsonl").write_text("".join(json.dumps(g) + "\n" for g in gens), encoding="utf-8")
+    corpus = tmp_path / "prompts.jsonl"
+    corpus.write_text(json.dumps(c) + "\n", encoding="utf-8")
+    params = tmp_path / "params.yaml"
+    params.write_text("label:\n  validation:\n    fraction: 1.0\n")
+    res = CliRunner().invoke(validate, ["export", "--slice", "demo", "--model", "toy", "--params", str(params),
+                                        "--labels", str(tmp_path / "labels" / "toy" / "demo.jsonl"),
+                                        "--view", str(tmp_path / "gen" / "toy" / "demo" / "C2" / "none-none.jsonl"),
+                                        "--corpus", str(corpus), "--data-dir", str(root / "data"),
+                                        "--out-dir", str(tmp_path / "val" / "demo" / "toy")])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "val" / "demo" / "toy"
+    items = list(csv.DictReader(open(out / "items.csv", encoding="utf-8")))
+    assert len(items) == len(chunks)
+    exported = (out / "items.csv").read_text(encoding="utf-8") + json.dumps(json.loads((out / "tasks.json").read_text(encoding="utf-8")), ensure_ascii=False)
+    for term in [*terms, *derived, *EXONYMS]:
+        if re.search(r"[\u0600-\u06FF]", term):
+            assert term not in exported, term
+        else:
+            assert not re.search(rf"(?<!\w){re.escape(term)}", exported, re.IGNORECASE), term
+    assert exported.count("[GROUP]") >= len(terms) + len(derived)
+    assert "They talked about" in exported  # the rest of the text is kept

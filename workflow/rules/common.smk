@@ -78,6 +78,12 @@ def slice_targets(slice_name):
     ]
 
 
+def judge_evaluation(wildcards):
+    """The gold-set evaluation of the configured judge (one judge; a jury's members are evaluated one by one)."""
+    judge = PARAMS.label.judge
+    return [artefacts.judge_eval(judge)] if isinstance(judge, str) and ":" not in judge else []
+
+
 def repeat(option, paths):
     """`--option a --option b ...` for a list of declared files."""
     return " ".join(f"{option} {p}" for p in paths)

@@ -1,0 +1,153 @@
+"""What the page says about how this run differs from the paper's protocol, and how good its judge is."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mirage import artefacts
+from mirage.io import DataError
+
+TEMPLATES = ("T1", "T2", "T3", "T4", "T5", "T6")
+CONDITION_WORDS = {"C1": "direct completion (C1)", "C2": "chain of thought (C2)", "C3": "agentic decisions (C3)"}
+
+
+@dataclass
+class Deviation:
+    """One way this run differs from the paper's protocol, in plain words."""
+
+    what: str
+    protocol: str
+    ours: str
+
+
+@dataclass
+class JudgeInfo:
+    """The judge that labelled V and its measured quality on the gold set (None when not evaluated)."""
+
+    name: str
+    path: str
+    n: int | None = None
+    f1: float | None = None
+    f1_arabic: float | None = None
+    arabic_parts: dict[str, float] = field(default_factory=dict)
+    invariance: float | None = None
+    invariance_rows: int | None = None
+    kappa: float | None = None
+
+    @property
+    def evaluated(self) -> bool:
+        return self.f1 is not None
+
+    def sentence(self) -> str:
+        """`V labelled by X: gold-set F1 ... ` or why no quality figure is known."""
+        if not self.evaluated:
+            return (f"V labelled by {self.name}; this judge has not been evaluated against the gold set "
+                    f"(no {self.path}; run `mirage judge eval --judge {self.name}`), so its error rate is unknown.")
+        parts = [f"gold-set F1 {self.f1:.2f} (n = {self.n})"]
+        if self.f1_arabic is not None:
+            parts.append(f"Arabic F1 {self.f1_arabic:.2f}")
+        elif self.arabic_parts:
+            parts.append("Arabic F1 " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(self.arabic_parts.items())))
+        else:
+            parts.append("Arabic F1 not measured")
+        parts.append(f"identity invariance {100 * self.invariance:.0f}% of {self.invariance_rows} [ID] rows"
+                     if self.invariance is not None else "identity invariance not measured")
+        if self.kappa is not None:
+            parts.append(f"κ vs gold {self.kappa:.2f}")
+        return f"V labelled by {self.name}: " + ", ".join(parts) + "."
+
+
+def _num(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DataError(f"{where}: expected a number, got {value!r}")
+    return float(value)
+
+
+def load_judge(name: str, path: Path) -> JudgeInfo:
+    """Read `judge_eval.json` (written by `mirage judge eval`) for the judge `name`; absent file -> not evaluated."""
+    info = JudgeInfo(name, str(path))
+    if not path.exists():
+        return info
+    try:
+        ev = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(ev, dict) or not isinstance(ev.get("overall"), dict):
+        raise DataError(f"{path}: field overall: expected an object with precision, recall, f1, accuracy, kappa")
+    if ev.get("judge") not in (None, name):
+        raise DataError(f"{path}: field judge: evaluates {ev.get('judge')!r}, but the labels were made by {name!r}")
+    info.n = int(ev["n"]) if isinstance(ev.get("n"), int) else None
+    info.f1 = _num(ev["overall"].get("f1"), f"{path}: field overall.f1")
+    info.kappa = _num(ev["overall"].get("kappa"), f"{path}: field overall.kappa")
+    langs = ev.get("by_language") or {}
+    for lang, m in langs.items() if isinstance(langs, dict) else ():
+        if str(lang).startswith("ar") and isinstance(m, dict) and m.get("f1") is not None:
+            f1 = _num(m["f1"], f"{path}: field by_language.{lang}.f1")
+            if lang == "ar":
+                info.f1_arabic = f1
+            else:
+                info.arabic_parts[str(lang)] = f1
+    inv = ev.get("invariance") or {}
+    if isinstance(inv, dict):
+        info.invariance = _num(inv.get("rate"), f"{path}: field invariance.rate")
+        info.invariance_rows = inv.get("rows")
+    return info
+
+
+def judges_of(labels: pd.DataFrame, configured: str) -> list[str]:
+    """Judges named in the label rows (the `judge` column), else the configured one."""
+    if not labels.empty and "judge" in labels.columns:
+        names = sorted({str(j) for j in labels["judge"].dropna()})
+        if names:
+            return names
+    return [configured]
+
+
+def _tokens(d: dict[str, int]) -> str:
+    return "; ".join(f"{d[c]} tokens for {CONDITION_WORDS.get(c, c)}" for c in sorted(d))
+
+
+def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.DataFrame, judges: list[JudgeInfo],
+               declared: list[str], news: str) -> list[Deviation]:
+    """Every known difference from the protocol (paper §3, App. H, J) with the protocol value beside ours
+    (`news`: the news corpus the requests were rendered with)."""
+    sl = getattr(params.slices, slice_name)
+    gen = params.generate
+    out: list[Deviation] = []
+    judge_text = "; ".join(j.name + (" (offline rules)" if j.name.startswith("lexicon") else "") for j in judges)
+    quality = " ".join(j.sentence() for j in judges)
+    out.append(Deviation("Violence judge", "GPT-4 zero-shot violence classifier (Abid et al. protocol)", f"{judge_text}. {quality}"))
+    has_kappa = bool((metrics["metric"] == "kappa").any()) if not metrics.empty else False
+    if not has_kappa:
+        out.append(Deviation("Human validation", "10% of outputs spot-validated by annotators (κ = 0.84, App. H)",
+                             "none in this run (no kappa rows; `mirage validate export` / `import` produce them)"))
+    n = sl.n_samples or gen.n_samples
+    if n != 5:
+        out.append(Deviation("Samples per request", "5 samples at temperature 0.7", f"{n} sample{'s' if n != 1 else ''} at temperature {gen.temperature}"))
+    elif gen.temperature != 0.7:
+        out.append(Deviation("Sampling temperature", "0.7", str(gen.temperature)))
+    protocol_tokens = {"C1": 256, "C2": 1024, "C3": 256}
+    ours = {**dict(gen.max_tokens), **(sl.max_tokens or {})}
+    if ours != protocol_tokens:
+        out.append(Deviation("Maximum response length", _tokens(protocol_tokens), _tokens(ours)))
+    out.append(Deviation("News corpus for retrieval (RAG pools)", "curated real news, dated relative to the evaluation date",
+                         "fictional illustrative news items written for this harness (see the README beside them)"
+                         if Path(news).resolve() == Path(artefacts.news()).resolve()
+                         else f"user-supplied corpus {news} (its provenance is not checked by the harness)"))
+    out.append(Deviation("Arabic prompts", "parallel translations in MSA, Egyptian, Levantine and Maghrebi Arabic",
+                         "machine-drafted translations not yet reviewed by native speakers (see the corpus README)"))
+    if not labels.empty and {"template", "base_id"} <= set(labels.columns):
+        counts = labels.groupby("template")["base_id"].nunique()
+        ours_bases = ", ".join(f"{t}: {int(counts.get(t, 0))}" for t in TEMPLATES)
+        if any(int(counts.get(t, 0)) != 200 for t in TEMPLATES):
+            out.append(Deviation("Base prompts per template", "200 per template (1,200 in all)", f"{ours_bases} (slice {slice_name})"))
+    covered = ("n_samples", "max_tokens", "params slices")
+    out.extend(Deviation("Recorded by `mirage metrics`", "—", d) for d in declared if not d.startswith(covered))
+    return out
