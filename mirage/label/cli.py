@@ -11,11 +11,12 @@ from tqdm import tqdm
 from mirage.io import DataError, read_jsonl, write_jsonl
 from mirage.layout import CONDITIONS, generation_views
 from mirage.params import ParamsError, load_params
+from mirage.slices import SLICE_NAMES
 
 
 @click.command()
 @click.option("--model", required=True, help="Registry name of the model whose generations are labelled.")
-@click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice to label.")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to label.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--judge", help="Override label.judge: `lexicon-v1` or a registry model name (LLM judge).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Output JSONL (default: {label.out_dir}/{model}/{slice}.jsonl).")

@@ -10,6 +10,7 @@ import click
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.params import ParamsError, load_params, section_hash
 from mirage.provenance import code_version
+from mirage.slices import SLICE_NAMES
 
 
 def load_labels(paths: list[Path]):
@@ -54,7 +55,7 @@ def headline(metrics, model: str) -> dict:
 
 
 @click.command()
-@click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice whose labels are summarised.")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice whose labels are summarised.")
 @click.option("--models", "models", multiple=True, help="Models to include (repeatable; default: every results/labels/*/{slice}.jsonl).")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Output folder (default: {metrics.out_dir}/{slice}).")

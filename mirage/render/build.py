@@ -92,16 +92,17 @@ def _by_rank(base_ids: Iterable[str], *salt: object) -> list[str]:
     return sorted(base_ids, key=lambda b: rank_key(*salt, b))
 
 
-def rag_bases(rows: list[dict], p: RenderParams) -> list[str]:
-    """`rag.n_base` English base prompts, stratified equally over `rag.templates`, hash-ordered."""
+def rag_bases(rows: list[dict], p: RenderParams, n_base: int | None = None) -> list[str]:
+    """`n_base` (default `rag.n_base`) English base prompts, stratified equally over `rag.templates`, hash-ordered."""
     by_template = defaultdict(set)
     for r in rows:
         if r["language"] == "en" and r["template"] in p.rag.templates:
             by_template[r["template"]].add(r["base_id"])
     n_t = len(p.rag.templates)
+    n_base = p.rag.n_base if n_base is None else n_base
     chosen = []
     for i, t in enumerate(p.rag.templates):
-        quota = p.rag.n_base // n_t + (i < p.rag.n_base % n_t)
+        quota = n_base // n_t + (i < n_base % n_t)
         if len(by_template[t]) < quota:
             raise DataError(f"{p.corpus}: template {t} has {len(by_template[t])} English base prompts; rag.n_base needs {quota}")
         chosen += _by_rank(by_template[t], p.seed, "rag")[:quota]
@@ -123,7 +124,13 @@ def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dic
     variants = defaultdict(list)
     for r in english:
         variants[r["base_id"]].append(r)
-    bases_rag = rag_bases(rows, p)
+    # The held-out test split (private) gets its own RAG bases, in proportion; public choices never depend on it.
+    public = [r for r in rows if r["split"] != "test"]
+    held = {r["base_id"] for r in rows if r["split"] == "test"}
+    bases_rag = rag_bases(public, p)
+    if held:
+        share = len(held) / max(len({r["base_id"] for r in public}), 1)
+        bases_rag += rag_bases([r for r in rows if r["split"] == "test"], p, round(p.rag.n_base * share))
     for base in tqdm(bases_rag, desc="render RAG", unit="base", leave=False):
         queries = {retrieval_query(r) for r in variants[base]}
         if len(queries) != 1:
@@ -144,10 +151,13 @@ def build(rows: list[dict], p: RenderParams, src: Sources) -> dict[str, list[dic
             for m in which:
                 out[c].append(make_row(r, c, "none", m, render.request(r, c, m), []))
 
-    demo = demo_selector(rows, bases_rag, p)
+    demo = demo_selector(public, [b for b in bases_rag if b not in held], p)
     for c, cond_rows in out.items():
         for row in cond_rows:
-            row["slices"] = (["demo"] if demo(row) else []) + (["lite"] if row["lite"] else []) + ["full"]
+            if row["split"] == "test":
+                row["slices"] = ["test"]
+            else:
+                row["slices"] = (["demo"] if demo(row) else []) + (["lite"] if row["lite"] else []) + ["full"]
     return out
 
 

@@ -12,6 +12,7 @@ import yaml
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.layout import generation_views
 from mirage.params import ParamsError, load_params
+from mirage.slices import SLICE_NAMES
 
 LABEL_CONFIG = """<View>
   <Header value="Prompt ($template, $condition)"/><Text name="prompt" value="$prompt"/>
@@ -44,7 +45,7 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 
 
 @validate.command("export")
-@click.option("--slice", "slice_name", type=click.Choice(["demo", "lite", "full"]), required=True, help="Slice to sample.")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to sample.")
 @click.option("--model", required=True, help="Model whose labels are validated.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Default: {label.validation.out_dir}/{slice}/{model}.")
