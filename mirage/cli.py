@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "probe": "mirage.probe.cli:probe",
     "generate": "mirage.generate.cli:generate",
     "estimate": "mirage.generate.cli:estimate",
+    "leaderboard": "mirage.leaderboard.cli:leaderboard",
 }
 
 

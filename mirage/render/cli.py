@@ -36,7 +36,7 @@ def markdown(df) -> str:
 @click.option("--corpus", "corpus_path", type=click.Path(dir_okay=False), help="Prompt table (default: render.corpus).")
 @click.option("--out-dir", type=click.Path(file_okay=False), help="Output folder (default: render.out_dir).")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="full", show_default=True,
-              help="Write only this slice's rows (demo, lite) instead of all of them (full).")
+              help="Write only this slice's rows (demo, lite, test) instead of all of them (full).")
 def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice_name: str) -> None:
     """Render the requests every model receives: C1 (raw prompt), C2 (+ CoT suffix), C3 (T5 case
     files in harnesses H1-H4), the time-coupled RAG layer (pools empty/neutral/historical/recent,
@@ -68,7 +68,8 @@ def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice
         raise click.ClickException(str(exc)) from None
 
     out = Path(out_dir or p.out_dir)
-    written = {c: [r for r in cr if slice_name in r["slices"]] for c, cr in by_condition.items()}
+    # `full` writes every rendered row (the held-out test rows too, tagged only `test`); a slice writes its rows.
+    written = {c: [r for r in cr if slice_name == "full" or slice_name in r["slices"]] for c, cr in by_condition.items()}
     for c, cr in written.items():
         write_jsonl(out / f"{c}.jsonl", cr)
     counts = count_frame([r for cr in written.values() for r in cr])
