@@ -1,5 +1,6 @@
 # MIRAGE workflow: corpus -> render -> generate (per model) -> label -> metrics -> report, plus the logit-lens probe.
-# Targets: `all` (full benchmark, default), `lite` (stratified 15% split), `demo` (CPU run on the embedded model).
+# Targets: `all` (full benchmark, default), `lite` (stratified 15% split), `demo` (CPU run on the embedded model,
+# ending with a one-row leaderboard results/leaderboard/index.html).
 #   snakemake --cores all --resources gpu=8          # full matrix on a GPU node
 #   snakemake --cores all demo                       # minutes on a laptop, no GPU or API key
 from snakemake.utils import min_version
@@ -18,6 +19,7 @@ include: "workflow/rules/label.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/probe.smk"
+include: "workflow/rules/leaderboard.smk"
 
 
 rule all:
@@ -33,3 +35,4 @@ rule lite:
 rule demo:
     input:
         slice_targets("demo"),
+        "results/leaderboard/index.html",

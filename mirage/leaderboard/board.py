@@ -38,7 +38,8 @@ def cell(h: dict | None) -> dict:
     if not h or _num(h.get("estimate")) is None:
         return {"sort": "", "text": "n/a", "ci": "", "n": h.get("n") if h else None, "floor": None}
     est = _num(h["estimate"])
-    ci = f"[{_fmt(_num(h.get('ci_low')))}, {_fmt(_num(h.get('ci_high')))}]"
+    lo, hi = _num(h.get("ci_low")), _num(h.get("ci_high"))
+    ci = "no interval (too few units)" if lo is None and hi is None else f"[{_fmt(lo)}, {_fmt(hi)}]"
     floor = _num(h.get("placebo"))
     return {"sort": repr(est), "text": _fmt(est), "ci": ci, "n": h.get("n"),
             "floor": None if floor is None else _fmt(floor)}

@@ -73,11 +73,10 @@ def _check_layout(folder: Path) -> tuple[Manifest, str]:
         p = folder / name
         if name not in present:
             raise BundleError(f"{name}: listed in the manifest but missing from the bundle")
-        if p.stat().st_size != entry.bytes:
-            raise BundleError(f"{name}: {p.stat().st_size} bytes, manifest says {entry.bytes} (truncated or edited)")
-        digest = sha256_file(p)
-        if digest != entry.sha256:
-            raise BundleError(f"{name}: SHA-256 {digest[:16]}... does not match the manifest's {entry.sha256[:16]}... (edited)")
+        digest, size = sha256_file(p), p.stat().st_size
+        if digest != entry.sha256 or size != entry.bytes:
+            raise BundleError(f"{name}: content does not match the manifest's SHA-256 and size ({size} bytes, manifest says "
+                              f"{entry.bytes}; truncated or edited)")
     return m, sha256_file(path)
 
 
@@ -92,7 +91,7 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
                               f"{m.split} split {split_hash(requests)} ({len(requests)} requests in {requests_dir})")
         want = rc.split_settings(params, m.split)
         if m.settings != want:
-            diff = [k for k in want.model_fields if getattr(m.settings, k) != getattr(want, k)]
+            diff = [k for k in type(want).model_fields if getattr(m.settings, k) != getattr(want, k)]
             raise BundleError(f"{MANIFEST}: field settings.{diff[0]}: {getattr(m.settings, diff[0])!r} differs from the "
                               f"protocol's {getattr(want, diff[0])!r} for split {m.split}")
         stats = rc.statistics(params)
