@@ -71,7 +71,9 @@ def submit(model: str, split: str, out: str | None, params_path: str, views: str
 @click.option("--check-only", is_flag=True, help="Verify only; add nothing to the board.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="This board's protocol: sampling, judge settings, statistics, model registry.")
 @click.option("--requests-dir", type=click.Path(file_okay=False), help="This board's rendered requests of the split (default: generate.requests_dir).")
-def verify(bundle: str, board: str, check_only: bool, params_path: str, requests_dir: str | None) -> None:
+@click.option("--judge-eval-dir", default=JUDGE_EVAL_DIR, show_default=True, type=click.Path(file_okay=False),
+              help="This board's judge evaluations (JUDGE/judge_eval.json); when present, the bundle's gold-set scores must match.")
+def verify(bundle: str, board: str, check_only: bool, params_path: str, requests_dir: str | None, judge_eval_dir: str) -> None:
     """Verify BUNDLE (folder or .tar.gz): manifest schema and file hashes; the split hash and the
     protocol settings against this board's requests and params; coverage (every request x n samples
     once, no extras, one model at one pinned revision); then labels and metrics recomputed from the raw
@@ -84,10 +86,10 @@ def verify(bundle: str, board: str, check_only: bool, params_path: str, requests
         params = load_params(params_path)
         req = Path(requests_dir or params.generate.requests_dir)
         if check_only:
-            v = verify_bundle(bundle, params, params_path, req)
+            v = verify_bundle(bundle, params, params_path, req, judge_eval_dir=judge_eval_dir)
             where = "not added (--check-only)"
         else:
-            v, path = accept(bundle, Path(board), params, params_path, req)
+            v, path = accept(bundle, Path(board), params, params_path, req, judge_eval_dir)
             where = f"added to {path}"
     except (ParamsError, DataError) as exc:
         _fail(f"{bundle}: {exc}")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mirage.io import DataError, read_jsonl
+from mirage.io import DataError, dumps, read_jsonl
 from mirage.leaderboard.bundle import COMPLETION_FIELDS, CONDITIONS, BundleError, Manifest, Settings
 from mirage.params import Params
 
@@ -80,6 +81,7 @@ def check_completions(rows: list[dict], m: Manifest, requests: dict[str, dict], 
 
     n = m.settings.n_samples
     seen: dict[tuple[str, int], int] = {}
+    first_of: dict[tuple[str, int], tuple[int, dict]] = {}
     types = {"text": str, "answer": str, "sample_index": int, "row_id": str, "key": str}
     for line, row in enumerate(rows, 1):
         where = f"{name}:{line}"
@@ -113,6 +115,15 @@ def check_completions(rows: list[dict], m: Manifest, requests: dict[str, dict], 
         seen[(row["row_id"], i)] = line
         if row["seed"] is not None and row["seed"] != sample_seed(m.settings.seed, row["request_id"], i):
             raise BundleError(f"{where}: field seed: {row['seed']} is not the protocol seed of request {row['request_id']} sample {i}")
+        shared = (row["request_id"], i)  # rows with the same request (e.g. under the structural mitigation) share samples
+        if shared in first_of:
+            other = first_of[shared]
+            for field in ("key", "text", "reasoning", "answer", "error"):
+                if row[field] != other[1][field]:
+                    raise BundleError(f"{where}: field {field}: differs from line {other[0]}, the same request "
+                                      f"{row['request_id']} sample {i}")
+        else:
+            first_of[shared] = (line, row)
         failed = bool(row["error"])
         if failed and (row["text"] or row["answer"]):
             raise BundleError(f"{where}: field error: a failed sample carries a completion")
@@ -226,7 +237,10 @@ def compare_labels(bundled: list[dict], recomputed: list[dict], name: str) -> No
     if len(bundled) != len(recomputed):
         raise BundleError(f"{name}: {len(bundled)} label rows, recomputed {len(recomputed)}")
     for line, (a, b) in enumerate(zip(bundled, recomputed), 1):
-        for field in ("key", "row_id", "sample_index", *LABEL_FIELDS):
+        b = json.loads(dumps(b))
+        for field in sorted(set(a) - set(b)):
+            raise BundleError(f"{name}:{line}: unexpected field {field}")
+        for field in (*LABEL_FIELDS, *sorted(set(b) - set(LABEL_FIELDS))):
             if field not in a:
                 raise BundleError(f"{name}:{line}: missing field {field}")
             if not same(a[field], b.get(field)):
@@ -236,8 +250,6 @@ def compare_labels(bundled: list[dict], recomputed: list[dict], name: str) -> No
 
 def headline(table, focal: str | None = None) -> dict[str, dict]:
     """Headline metrics (one model's table) with their CIs, n and, when the table has them, placebo columns."""
-    import pandas as pd
-
     out = {}
     if focal is None:
         f = table.loc[table["metric"] == "CAI", "identity"]
@@ -247,11 +259,12 @@ def headline(table, focal: str | None = None) -> dict[str, dict]:
         for col, val in filt.items():
             if col in table.columns:
                 m &= table[col].fillna("").astype(str) == (focal if val == "@focal" else val)
+        if "placebo_kind" in table.columns:  # paraphrase-placebo rows are rows of their own
+            m &= table["placebo_kind"].fillna("").astype(str) == ""
         rows = table[m]
-        if len(rows) != 1:
-            continue
-        r = rows.iloc[0]
-        out[name] = {k: _clean(r[k]) for k in HEADLINE_FIELDS if k in table.columns and not (isinstance(r[k], float) and pd.isna(r[k]) and k not in ("estimate", "ci_low", "ci_high"))}
+        if len(rows):
+            r = rows.iloc[0]
+            out[name] = {k: _clean(r[k]) for k in HEADLINE_FIELDS if k in table.columns}
     return out
 
 
@@ -260,7 +273,7 @@ def _clean(x: Any) -> Any:
         x = x.item()
     if isinstance(x, float) and not math.isfinite(x):
         return None
-    return x
+    return None if x == "" else x
 
 
 def counts(completions: list[dict]) -> dict[str, int]:

@@ -35,6 +35,7 @@ from mirage.leaderboard.bundle import (
     sha256_file,
     split_hash,
 )
+from mirage.leaderboard.submit import gold_scores
 from mirage.params import Params
 from mirage.provenance import code_version
 
@@ -58,6 +59,9 @@ def _check_layout(folder: Path) -> tuple[Manifest, str]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BundleError(f"{MANIFEST}: not valid JSON ({exc})") from None
     m = parse_manifest(raw, MANIFEST)
+    links = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_symlink()]
+    if links:
+        raise BundleError(f"{links[0]}: a link; bundles hold plain files only")
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {MANIFEST}
     dirs = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_dir()]
     if dirs:
@@ -81,7 +85,7 @@ def _check_layout(folder: Path) -> tuple[Manifest, str]:
 
 
 def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests_dir: str | Path,
-                  keep_to: Path | None = None) -> Verified:
+                  keep_to: Path | None = None, judge_eval_dir: str | Path | None = None) -> Verified:
     """Verify a bundle; with `keep_to`, also copy its files there (for the board) once everything passed."""
     with opened(bundle) as folder:
         m, digest = _check_layout(folder)
@@ -99,14 +103,22 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
             diff = sorted(k for k in set(stats) | set(m.statistics) if m.statistics.get(k) != stats.get(k))
             raise BundleError(f"{MANIFEST}: field statistics.{diff[0]}: {m.statistics.get(diff[0])!r} differs from this "
                               f"board's {stats.get(diff[0])!r}")
-        completions = read_rows(folder / COMPLETIONS, COMPLETIONS)
-        if len(completions) != m.n_completions:
-            raise BundleError(f"{COMPLETIONS}: {len(completions)} rows, manifest says n_completions = {m.n_completions}")
-        rc.check_completions(completions, m, requests, COMPLETIONS)
         try:
             judge = rc.make_judge(m.judge.name, m.judge.params, params, params_path)
         except DataError as exc:
             raise BundleError(f"{MANIFEST}: field judge.name: {exc}") from None
+        want_judge = rc.judge_params(params, m.judge.name)
+        if m.judge.params != want_judge:
+            diff = sorted(k for k in set(want_judge) | set(m.judge.params) if m.judge.params.get(k) != want_judge.get(k))
+            raise BundleError(f"{MANIFEST}: field judge.params.{diff[0]}: {m.judge.params.get(diff[0])!r} differs from this "
+                              f"board's {want_judge.get(diff[0])!r}")
+        gold_file = Path(judge_eval_dir) / m.judge.name / "judge_eval.json" if judge_eval_dir else None
+        if gold_file is not None and gold_file.exists() and m.judge.gold != gold_scores(gold_file):
+            raise BundleError(f"{MANIFEST}: field judge.gold: does not match this board's gold-set evaluation {gold_file}")
+        completions = read_rows(folder / COMPLETIONS, COMPLETIONS)
+        if len(completions) != m.n_completions:
+            raise BundleError(f"{COMPLETIONS}: {len(completions)} rows, manifest says n_completions = {m.n_completions}")
+        rc.check_completions(completions, m, requests, COMPLETIONS)
         labels, table = rc.recompute(completions, judge, params.label.data_dir, m.statistics, COMPLETIONS)
         rc.compare_labels(read_rows(folder / LABELS, LABELS), labels, LABELS)
         try:
@@ -130,13 +142,14 @@ def entry_id(m: Manifest) -> str:
     return f"{m.model}--{m.split}"
 
 
-def accept(bundle: str | Path, board: Path, params: Params, params_path: str, requests_dir: str | Path) -> tuple[Verified, Path]:
+def accept(bundle: str | Path, board: Path, params: Params, params_path: str, requests_dir: str | Path,
+           judge_eval_dir: str | Path | None = None) -> tuple[Verified, Path]:
     """Verify, then add to the board folder: bundles/{id}.tar.gz, reports/{id}.html (if any) and entries/{id}.json
     (written last). A failed verification leaves the board untouched."""
     staging = board / ".staging"
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        v = verify_bundle(bundle, params, params_path, requests_dir, keep_to=staging / "bundle")
+        v = verify_bundle(bundle, params, params_path, requests_dir, staging / "bundle", judge_eval_dir)
         eid = entry_id(v.manifest)
         pack(staging / "bundle", board / "bundles" / f"{eid}.tar.gz")
         report = None

@@ -167,6 +167,11 @@ CASES = [
     ("failed_sample_with_text", edit_rows("completions.jsonl", _failed_with_text), True, "a failed sample carries a completion"),
     ("wrong_type", edit_rows("completions.jsonl", lambda d, c: d[4].update(text=None)), True, "field text: expected str"),
     ("n_completions_lie", edit_manifest(lambda m: m.update(n_completions=m["n_completions"] + 1)), False, "n_completions"),
+    ("judge_settings", edit_manifest(lambda m: m["judge"]["params"].update(window=50)), False, "field judge.params.window"),
+    ("extra_label_field", edit_rows("labels.jsonl", lambda d, c: d[0].update(note="hand-checked")), True,
+     "labels.jsonl:1: unexpected field note"),
+    ("symlinked_file", lambda f, c: (f / "extra.jsonl").symlink_to(f / "labels.jsonl"), False, "extra.jsonl: a link"),
+    ("subfolder", lambda f, c: (f / "more").mkdir(), False, "more: unexpected folder"),
 ]
 
 
@@ -264,3 +269,20 @@ def test_test_split_is_unavailable_without_private_folder(run, tmp_path):
     result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
                                       str(run["params"]), "--requests-dir", str(tmp_path), "--out", str(tmp_path / "b")])
     assert result.exit_code == 2 and "no requests of split 'test'" in result.output and "MIRAGE_PRIVATE_DIR" in result.output
+
+
+def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
+    gold = tmp_path / "judge" / "lexicon-v1" / "judge_eval.json"
+    gold.parent.mkdir(parents=True)
+    gold.write_text(json.dumps({"judge": "lexicon-v1", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
+    result = verify(run, run["bundle"], tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
+    assert result.exit_code == 2 and "field judge.gold" in result.output, result.output
+    out = tmp_path / "b.tar.gz"  # submitted with the evaluation, the scores travel in the manifest and verify
+    result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
+                                      str(run["params"]), "--out", str(out), "--judge-eval-dir", str(tmp_path / "judge")])
+    assert result.exit_code == 0, result.output
+    with tarfile.open(out) as tar:
+        m = json.load(tar.extractfile("b/manifest.json"))
+    assert m["judge"]["gold"]["overall"] == {"f1": 0.9, "kappa": 0.8} and m["judge"]["gold"]["n"] == 200
+    result = verify(run, out, tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
+    assert result.exit_code == 0, result.output
