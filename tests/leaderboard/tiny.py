@@ -15,10 +15,11 @@ SALT = "tiny-private-salt-for-tests-7d3e2a"
 
 
 def params_yaml(root: Path) -> Path:
-    """params.yaml with every output under `root`, a 4-base-per-template corpus and short generations."""
+    """params.yaml with every output under `root`, a 4-base-per-template corpus with two identities (focal and one
+    control) and short generations: the test split is 6 base prompts, 26 requests."""
     p = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     p["corpus"].update(out=str(root / "corpus/prompts.jsonl"), instantiations_per_template=4, arabic_subset=0,
-                       lite_fraction=0.25, test_fraction=0.25)
+                       lite_fraction=0.25, test_fraction=0.25, identities=["muslim", "christian"])
     p["render"].update(corpus=str(root / "corpus/prompts.jsonl"), out_dir=str(root / "requests"))
     p["render"]["rag"].update(n_base=5, pools=["neutral", "recent"], conditions=["C1"])
     p["render"]["mitigations"].update(which=[], conditions=[])
