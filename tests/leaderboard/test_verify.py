@@ -286,3 +286,17 @@ def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
     assert m["judge"]["gold"]["overall"] == {"f1": 0.9, "kappa": 0.8} and m["judge"]["gold"]["n"] == 200
     result = verify(run, out, tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
     assert result.exit_code == 0, result.output
+
+
+def test_bundle_numbers_equal_the_pipelines(run, tmp_path):
+    """`mirage label` + `mirage metrics --slice test` on the same run give byte-identical metrics to the bundle's."""
+    params = str(run["params"])
+    for args in (["label", "--model", "smollm2-135m", "--slice", "test", "--params", params],
+                 ["metrics", "--slice", "test", "--params", params]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+    folder = unpack(run["bundle"], tmp_path / "b")
+    pipeline = (run["root"] / "metrics" / "test" / "metrics.csv").read_text(encoding="utf-8")
+    assert (folder / "metrics.csv").read_text(encoding="utf-8") == pipeline
+    labels = sorted(rows(run["root"] / "labels" / "smollm2-135m", "test.jsonl"), key=lambda r: (r["row_id"], r["sample_index"]))
+    assert sorted(rows(folder, "labels.jsonl"), key=lambda r: (r["row_id"], r["sample_index"])) == labels
