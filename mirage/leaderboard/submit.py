@@ -22,6 +22,7 @@ from mirage.leaderboard.bundle import (
     Manifest,
     ModelSpec,
     pack,
+    parse_manifest,
     sha256_file,
     split_hash,
 )
@@ -61,7 +62,7 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
     labels, table = rc.recompute(completions, judge, params.label.data_dir, stats, str(views))
     manifest = {
         "schema": SCHEMA, "model": model, "split": split,
-        "model_spec": ModelSpec(**{k: getattr(spec, k, None) for k in ModelSpec.model_fields}).model_dump(mode="json"),
+        "model_spec": {k: getattr(spec, k) for k in ModelSpec.model_fields if getattr(spec, k, None) is not None},
         "settings": rc.split_settings(params, split).model_dump(mode="json"),
         "code_version": code_version(), "params_hash": section_hash(params, "generate", "label", "metrics"),
         "split_hash": split_hash(requests), "n_requests": len(requests), "n_completions": len(completions),
@@ -69,7 +70,7 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
         "statistics": stats, "headline": rc.headline(table), "files": {},
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    m = Manifest.model_validate(manifest)
+    m = parse_manifest(manifest, f"manifest of {model} on {split}")
     rc.check_completions(completions, m, requests, str(views))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".bundle-", dir=out.parent))
@@ -90,4 +91,4 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
             tmp.rename(out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return Manifest.model_validate(manifest)
+    return parse_manifest(manifest, "manifest")

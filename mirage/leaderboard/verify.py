@@ -119,7 +119,12 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
         if len(completions) != m.n_completions:
             raise BundleError(f"{COMPLETIONS}: {len(completions)} rows, manifest says n_completions = {m.n_completions}")
         rc.check_completions(completions, m, requests, COMPLETIONS)
-        labels, table = rc.recompute(completions, judge, params.label.data_dir, m.statistics, COMPLETIONS)
+        try:
+            labels, table = rc.recompute(completions, judge, params.label.data_dir, m.statistics, COMPLETIONS)
+        except DataError:
+            raise
+        except Exception as exc:  # a trust boundary: whatever stops the recomputation rejects the bundle
+            raise BundleError(f"{COMPLETIONS}: labels and metrics cannot be recomputed ({type(exc).__name__}: {exc})") from None
         rc.compare_labels(read_rows(folder / LABELS, LABELS), labels, LABELS)
         try:
             bundled = (folder / METRICS).read_text(encoding="utf-8")
