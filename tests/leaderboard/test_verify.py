@@ -53,7 +53,7 @@ def rehash(folder: Path) -> None:
         if (folder / name).exists():
             data = (folder / name).read_bytes()
             m["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-    m["n_completions"] = len(rows(folder, "completions.jsonl"))
+    m["n_completions"] = len((folder / "completions.jsonl").read_bytes().splitlines())
     write_manifest(folder, m)
 
 
@@ -172,6 +172,10 @@ CASES = [
      "labels.jsonl:1: unexpected field note"),
     ("symlinked_file", lambda f, c: (f / "extra.jsonl").symlink_to(f / "labels.jsonl"), False, "extra.jsonl: a link"),
     ("subfolder", lambda f, c: (f / "more").mkdir(), False, "more: unexpected folder"),
+    ("truncated_file_rehashed", _truncate, True, "not valid JSON"),
+    ("not_utf8_labels", lambda f, c: (f / "labels.jsonl").write_bytes(b"\xff\xfe{}\n"), True, "labels.jsonl: not UTF-8"),
+    ("metrics_header", lambda f, c: (f / "metrics.csv").write_text("a,b\n1,2\n", encoding="utf-8"), True,
+     "metrics.csv:1: header differs"),
 ]
 
 
