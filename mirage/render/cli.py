@@ -45,6 +45,7 @@ def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice
     Writes {out-dir}/C1.jsonl, C2.jsonl, C3.jsonl, counts.csv, counts.md and manifest.json, and
     prints the count table (condition x pool x mitigation x language, per slice).
     """
+    from mirage.corpus.splits import check_disjoint
     from mirage.render.build import CORPUS_FIELDS, Sources, build
     from mirage.render.rag import Retriever, assign_pools, load_news
     from mirage.render.texts import load_cot_translations, load_harnesses, load_mitigation_texts
@@ -56,6 +57,7 @@ def render(params_path: str, corpus_path: str | None, out_dir: str | None, slice
         if not Path(corpus).exists():
             raise DataError(f"{corpus}: not found; run `mirage corpus` first")
         rows = list(read_jsonl(corpus, required=CORPUS_FIELDS))
+        check_disjoint(rows, corpus)  # a base prompt in two splits would leak the held-out split into public slices
         pools = assign_pools(load_news(p.rag.corpus), p.rag.eval_date, p.rag.recent_days, p.rag.historical_years)
         src = Sources(
             texts=load_mitigation_texts(p.mitigations.texts),

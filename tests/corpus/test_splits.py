@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from mirage.corpus.cli import corpus
 from mirage.corpus.splits import check_disjoint
 from mirage.io import DataError
+from mirage.render.cli import render
 
 SALT = "a-secret-salt-that-is-not-in-git-4f1c"
 PRIVATE_T1 = """id: T1
@@ -101,6 +102,9 @@ def test_validator_names_overlapping_base_prompts(tmp_path, corpus_rows):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     result = CliRunner().invoke(corpus, ["--check", str(path)])
     assert result.exit_code != 0 and "more than one split" in result.output and lite[0] in result.output
+    # render refuses it too: nothing of the held-out split may reach a public slice
+    result = CliRunner().invoke(render, ["--corpus", str(path), "--out-dir", str(tmp_path / "requests")])
+    assert result.exit_code != 0 and "more than one split" in result.output and not (tmp_path / "requests").exists()
 
 
 def test_lite_flag_must_match_split(corpus_rows):
