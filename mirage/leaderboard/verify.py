@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,8 +152,8 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
            judge_eval_dir: str | Path | None = None) -> tuple[Verified, Path]:
     """Verify, then add to the board folder: bundles/{id}.tar.gz, reports/{id}.html (if any) and entries/{id}.json
     (written last). A failed verification leaves the board untouched."""
-    staging = board / ".staging"
-    shutil.rmtree(staging, ignore_errors=True)
+    board.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=board))
     try:
         v = verify_bundle(bundle, params, params_path, requests_dir, staging / "bundle", judge_eval_dir)
         eid = entry_id(v.manifest)
