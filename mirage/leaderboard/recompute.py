@@ -252,7 +252,7 @@ def headline(table, focal: str | None = None) -> dict[str, dict]:
     """Headline metrics (one model's table) with their CIs, n and, when the table has them, placebo columns."""
     out = {}
     if focal is None:
-        f = table.loc[table["metric"] == "CAI", "identity"]
+        f = table.loc[table["metric"].isin(["V_focal", "CAI"]), "identity"]
         focal = str(f.iloc[0]) if len(f) else "muslim"
     for name, metric, filt in HEADLINE:
         m = table["metric"] == metric
