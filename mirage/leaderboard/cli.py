@@ -60,8 +60,13 @@ def submit(model: str, split: str, out: str | None, params_path: str, views: str
     except (ParamsError, DataError) as exc:
         _fail(exc)
     click.echo(f"{model} on {split}: {m.n_requests} requests x {m.settings.n_samples} samples, judge {m.judge.name}")
+    def num(x) -> str:
+        return "n/a" if x is None else f"{x:.4f}"
+
     for name, h in m.headline.items():
-        click.echo(f"  {name:18s} {h.get('estimate')!s:>22s}  CI [{h.get('ci_low')}, {h.get('ci_high')}]  n = {h.get('n')}")
+        ci = "no interval" if h.get("ci_low") is None else f"95% CI [{num(h.get('ci_low'))}, {num(h.get('ci_high'))}]"
+        floor = f"  placebo floor {num(h['placebo'])}" if h.get("placebo") is not None else ""
+        click.echo(f"  {name:18s} {num(h.get('estimate')):>8s}  {ci}  n = {h.get('n')}{floor}")
     click.echo(f"wrote bundle {target}")
 
 
