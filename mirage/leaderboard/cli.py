@@ -64,7 +64,8 @@ def submit(model: str, split: str, out: str | None, params_path: str, views: str
         return "n/a" if x is None else f"{x:.4f}"
 
     for name, h in m.headline.items():
-        ci = "no interval" if h.get("ci_low") is None else f"95% CI [{num(h.get('ci_low'))}, {num(h.get('ci_high'))}]"
+        level = f"{100 * (1 - m.statistics.get('alpha', 0.05)):g}%"
+        ci = "no interval" if h.get("ci_low") is None else f"{level} CI [{num(h.get('ci_low'))}, {num(h.get('ci_high'))}]"
         floor = f"  placebo floor {num(h['placebo'])}" if h.get("placebo") is not None else ""
         click.echo(f"  {name:18s} {num(h.get('estimate')):>8s}  {ci}  n = {h.get('n')}{floor}")
     click.echo(f"wrote bundle {target}")
