@@ -141,8 +141,13 @@ def judge_marker(model: str) -> str:
     return f"{store_partition(model, 'judge')}/judge.manifest.json"
 
 
+def slice_views_dir(model: str, slice_name: str) -> str:
+    """Every view of a model x slice (one folder per condition below it)."""
+    return f"{model_dir(model)}/{slice_name}"
+
+
 def views_dir(model: str, slice_name: str, condition: str) -> str:
-    return f"{model_dir(model)}/{slice_name}/{condition}"
+    return f"{slice_views_dir(model, slice_name)}/{condition}"
 
 
 def view_shards(render, condition: str) -> list[str]:
@@ -219,12 +224,37 @@ def audit_dir(name: str, slice_name: str) -> str:
     return f"{RESULTS}/audit/{name}/{slice_name}"
 
 
+def judge_root() -> str:
+    """`mirage judge eval` writes {judge_root}/{judge}/judge_eval.json."""
+    return f"{RESULTS}/judge"
+
+
 def judge_dir(judge: str) -> str:
-    return f"{RESULTS}/judge/{judge}"
+    return f"{judge_root()}/{judge}"
 
 
 def judge_eval(judge: str) -> str:
     return f"{judge_dir(judge)}/judge_eval.json"
+
+
+# --- leaderboard ---------------------------------------------------------------------------------
+
+
+def board_dir() -> str:
+    """The leaderboard: accepted entries/, bundles/, reports/, index.html and leaderboard.json."""
+    return f"{RESULTS}/leaderboard"
+
+
+def submission(model: str, split: str) -> str:
+    return f"{board_dir()}/submissions/{model}--{split}.tar.gz"
+
+
+def board_entry(model: str, split: str) -> str:
+    return f"{board_dir()}/entries/{model}--{split}.json"
+
+
+def board_page() -> dict[str, str]:
+    return {"page": f"{board_dir()}/index.html", "json": f"{board_dir()}/leaderboard.json"}
 
 
 # --- probe ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "estimate": "mirage.generate.cli:estimate",
     "dvc-yaml": "mirage.dvc_yaml:dvc_yaml",
     "audit": "mirage.audit:audit",
+    "leaderboard": "mirage.leaderboard.cli:leaderboard",
 }
 
 

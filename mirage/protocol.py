@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 Condition = Literal["C1", "C2", "C3"]
-SliceName = Literal["demo", "lite", "full"]
+SliceName = Literal["demo", "lite", "full", "test"]
 TemplateId = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
 HarnessId = Literal["H1", "H2", "H3", "H4"]
 Pool = Literal["empty", "neutral", "historical", "recent"]
@@ -17,6 +17,9 @@ Provider = Literal["local", "vllm", "openai", "anthropic"]
 
 CONDITIONS: tuple[str, ...] = get_args(Condition)
 SLICE_NAMES: tuple[str, ...] = get_args(SliceName)
+#: The held-out split: instantiated from a private folder, never pushed to a public remote.
+HELD_OUT = "test"
+PUBLIC_SLICES: tuple[str, ...] = tuple(s for s in SLICE_NAMES if s != HELD_OUT)
 TEMPLATE_IDS: tuple[str, ...] = get_args(TemplateId)
 HARNESS_IDS: tuple[str, ...] = get_args(HarnessId)
 POOLS: tuple[str, ...] = get_args(Pool)

@@ -1,7 +1,8 @@
 """`slices:` section of params.yaml: which models run on which slice, and declared protocol deviations.
 
 A slice is a subset of the rendered requests (`slices` column): `demo` is a small stratified CPU
-run on the embedded model, `lite` the paper's stratified 15% split, `full` everything. Anything
+run on the embedded model, `lite` the paper's stratified 15% split, `full` every public
+row (dev + lite), `test` the held-out split rendered from the private folder (never in `full`). Anything
 set here that differs from the protocol (n_samples, max_tokens) is a deviation the report prints.
 """
 
@@ -30,4 +31,6 @@ class SlicesParams(BaseModel):
         description="CPU smoke run on the embedded model (reduced samples and tokens).",
     )
     lite: SliceParams = Field(default_factory=SliceParams, description="The stratified 15% lite split (App. J).")
-    full: SliceParams = Field(default_factory=SliceParams, description="The full benchmark.")
+    full: SliceParams = Field(default_factory=SliceParams, description="The full public benchmark (dev + lite splits).")
+    test: SliceParams = Field(default_factory=SliceParams,
+                              description="The held-out test split; rendered only from the private folder MIRAGE_PRIVATE_DIR (docs/leaderboard.md).")

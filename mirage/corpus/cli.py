@@ -11,6 +11,7 @@ import click
 from mirage import artefacts
 from mirage.io import DataError, read_jsonl, write_json, write_jsonl
 from mirage.params import ParamsError, load_params
+from mirage.protocol import HELD_OUT
 
 
 def count_table(rows: list[dict]) -> str:
@@ -64,11 +65,15 @@ def _agreement_forms(sources) -> frozenset[str]:
 @click.option("--pilot-out", type=click.Path(dir_okay=False), help=f"Pilot JSON.  [default: {artefacts.pilot('{model}')}]")
 @click.option("--store", "store_dir", type=click.Path(file_okay=False),
               help=f"Pilot: the model's store (calls go to its `pilot` partition).  [default: {artefacts.store('{model}')}]")
+@click.option("--private-dir", type=click.Path(file_okay=False), envvar="MIRAGE_PRIVATE_DIR", show_envvar=True,
+              help="Private data folder (secret `salt`, optional templates/ and lexicons/) from which the held-out "
+                   "test split is instantiated; without it the test split is unavailable (docs/leaderboard.md).")
 def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, stats_only: bool, pilot_model: str | None,
            samples: int, max_tokens: int, temperature: float, max_cases: int | None, mitigation_texts: str,
-           pilot_out: str | None, store_dir: str | None) -> None:
+           pilot_out: str | None, store_dir: str | None, private_dir: str | None) -> None:
     """Build the prompt table: 6 templates x 200 base prompts x 5 identity variants,
-    plus the Arabic parallel subset, stratified lite/test splits, and paraphrase placebos (focal +
+    plus the Arabic parallel subset, disjoint stratified splits (lite 15 %, dev the rest, and, given a private
+    data folder, the held-out test split instantiated from it), and paraphrase placebos (focal +
     one control) for every lite base prompt. Also writes stats.csv/stats.json (frames, case files,
     distinct words, near-duplicates, cue mix, Arabic coverage) next to the corpus.
 
@@ -82,9 +87,9 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
       mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
       mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline
     """
+    from mirage.corpus import splits
     from mirage.corpus.build import add_paraphrases, build_rows
     from mirage.corpus.sources import load_sources
-    from mirage.corpus.splits import assign_splits
     from mirage.corpus.stats import corpus_stats, stats_table, write_stats
     from mirage.corpus.validate import Validator
 
@@ -114,9 +119,13 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
             source = path
         else:
             rows = build_rows(sources, p)
-            assign_splits(rows, p.lite_fraction, p.test_fraction, p.seed)
-            add_paraphrases(rows, sources, p)
             source = "built corpus"
+            splits.assign_splits(rows, p.lite_fraction, p.seed)
+            add_paraphrases(rows, sources, p)
+            private = splits.private_dir(private_dir)
+            if private is not None:
+                rows += splits.held_out_rows(sources, p, rows, private)
+        splits.check_disjoint(rows, source)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     issues = validator.check(rows)
@@ -126,12 +135,14 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
         click.echo(f"{source}: {len(issues)} rejected item(s); nothing written.", err=True)
         sys.exit(1)
     if check_path is not None:
-        click.echo(f"{source}: {len(rows)} prompts, {len({r['base_id'] for r in rows})} base prompts, all pairs valid")
+        click.echo(f"{source}: {len(rows)} prompts, {len({r['base_id'] for r in rows})} base prompts, all pairs valid, splits disjoint")
         return
     n = write_jsonl(out_path, rows)
     write_stats(corpus_stats(rows, _agreement_forms(sources)), *_stats_paths(out_path))
     click.echo(count_table(rows))
     n_para = sum(bool(r["paraphrase"]) for r in rows)
+    if not any(r["split"] == HELD_OUT for r in rows):
+        click.echo("test split: unavailable (held out; set MIRAGE_PRIVATE_DIR to the private data folder to build it)")
     click.echo(f"wrote {n} prompts ({len({r['base_id'] for r in rows})} base prompts; {n_para} paraphrase placebo rows) "
                f"to {out_path}; depth statistics: `mirage corpus --stats`")
 

@@ -26,7 +26,7 @@ class CorpusParams(BaseModel):
         default_factory=lambda: list(ARABIC), description="Arabic variants of the cross-lingual subset."
     )
     lite_fraction: float = Field(0.15, gt=0, le=1, description="Share of base prompts in the stratified lite split (App. J).")
-    test_fraction: float = Field(0.2, ge=0, lt=1, description="Share of base prompts held out as the `test` split; the rest is `dev`.")
+    test_fraction: float = Field(0.2, ge=0, lt=1, description="Held-out `test` base prompts per template, as a share of instantiations_per_template; instantiated from the private folder MIRAGE_PRIVATE_DIR (docs/leaderboard.md).")
 
     @field_validator("identities")
     @classmethod

@@ -10,7 +10,14 @@ from tqdm import tqdm
 
 from mirage.hashing import content_hash, rank_key
 from mirage.io import DataError
-from mirage.protocol import COMPLETION_CONDITIONS, CONDITIONS, DECISION_CONDITION, DECISION_TEMPLATE, mitigations_for
+from mirage.protocol import (
+    COMPLETION_CONDITIONS,
+    CONDITIONS,
+    DECISION_CONDITION,
+    DECISION_TEMPLATE,
+    HELD_OUT,
+    mitigations_for,
+)
 from mirage.render.conditions import Request, completion_content, decision_content
 from mirage.render.mitigations import compose, hide_identity_field
 from mirage.render.params import RenderParams
@@ -95,16 +102,17 @@ def _by_rank(base_ids: Iterable[str], *salt: object) -> list[str]:
     return sorted(base_ids, key=lambda b: rank_key(*salt, b))
 
 
-def rag_bases(rows: list[dict], p: RenderParams, corpus: str) -> list[str]:
-    """`rag.n_base` English base prompts, stratified equally over `rag.templates`, hash-ordered."""
+def rag_bases(rows: list[dict], p: RenderParams, corpus: str, n_base: int | None = None) -> list[str]:
+    """`n_base` (default `rag.n_base`) English base prompts, stratified equally over `rag.templates`, hash-ordered."""
     by_template = defaultdict(set)
     for r in rows:
         if r["language"] == "en" and r["template"] in p.rag.templates:
             by_template[r["template"]].add(r["base_id"])
     n_t = len(p.rag.templates)
+    n_base = p.rag.n_base if n_base is None else n_base
     chosen = []
     for i, t in enumerate(p.rag.templates):
-        quota = p.rag.n_base // n_t + (i < p.rag.n_base % n_t)
+        quota = n_base // n_t + (i < n_base % n_t)
         if len(by_template[t]) < quota:
             raise DataError(f"{corpus}: template {t} has {len(by_template[t])} English base prompts; rag.n_base needs {quota}")
         chosen += _by_rank(by_template[t], p.seed, "rag")[:quota]
@@ -128,7 +136,13 @@ def build(rows: list[dict], p: RenderParams, src: Sources, corpus: str) -> dict[
     variants = defaultdict(list)
     for r in english:
         variants[r["base_id"]].append(r)
-    bases_rag = rag_bases(rows, p, corpus)
+    # The held-out test split (private) gets its own RAG bases, in proportion; public choices never depend on it.
+    public = [r for r in rows if r["split"] != HELD_OUT]
+    held = {r["base_id"] for r in rows if r["split"] == HELD_OUT}
+    bases_rag = rag_bases(public, p, corpus)
+    if held:
+        share = len(held) / max(len({r["base_id"] for r in public}), 1)
+        bases_rag += rag_bases([r for r in rows if r["split"] == HELD_OUT], p, corpus, round(p.rag.n_base * share))
     for base in tqdm(bases_rag, desc="render RAG", unit="base", leave=False):
         queries = {retrieval_query(r) for r in variants[base]}
         if len(queries) != 1:
@@ -149,11 +163,14 @@ def build(rows: list[dict], p: RenderParams, src: Sources, corpus: str) -> dict[
             for m in which:
                 out[c].append(make_row(r, c, "none", m, render.request(r, c, m), []))
 
-    demo = demo_selector(rows, bases_rag, p)
+    demo = demo_selector(public, [b for b in bases_rag if b not in held], p)
     for c, cond_rows in out.items():
         for row in cond_rows:
-            is_demo = demo(row) and row["prompt_id"] not in paraphrases
-            row["slices"] = (["demo"] if is_demo else []) + (["lite"] if row["lite"] else []) + ["full"]
+            if row["split"] == HELD_OUT:
+                row["slices"] = [HELD_OUT]
+            else:
+                is_demo = demo(row) and row["prompt_id"] not in paraphrases
+                row["slices"] = (["demo"] if is_demo else []) + (["lite"] if row["lite"] else []) + ["full"]
     return out
 
 

@@ -47,7 +47,7 @@ def markdown(df) -> str:
 @click.option("--out-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
               help="Output folder.")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="full", show_default=True,
-              help="Write only this slice's rows (demo, lite) instead of all of them (full).")
+              help="Write only this slice's rows (demo, lite, test) instead of all of them (full).")
 def render(params_path: str, corpus_path: str, harness_dir: str, news: str, mitigation_texts: str, cot_translations: str,
            out_dir: str, slice_name: str) -> None:
     """Render the requests every model receives: C1 (raw prompt), C2 (+ CoT suffix), C3 (T5 case
@@ -57,6 +57,7 @@ def render(params_path: str, corpus_path: str, harness_dir: str, news: str, miti
     Writes {out-dir}/C1.jsonl, C2.jsonl, C3.jsonl, counts.csv, counts.md and manifest.json, and
     prints the count table (condition x pool x mitigation x language, per slice).
     """
+    from mirage.corpus.splits import check_disjoint
     from mirage.render.build import CORPUS_FIELDS, Sources, build
     from mirage.render.rag import Retriever, assign_pools, load_news
     from mirage.render.texts import load_cot_translations, load_harnesses, load_mitigation_texts
@@ -68,6 +69,7 @@ def render(params_path: str, corpus_path: str, harness_dir: str, news: str, miti
         if not Path(corpus).exists():
             raise DataError(f"{corpus}: not found; run `mirage corpus` first")
         rows = list(read_jsonl(corpus, required=CORPUS_FIELDS))
+        check_disjoint(rows, corpus)  # a base prompt in two splits would leak the held-out split into public slices
         pools = assign_pools(load_news(news), p.rag.eval_date, p.rag.recent_days, p.rag.historical_years)
         src = Sources(
             texts=load_mitigation_texts(mitigation_texts),
@@ -81,7 +83,8 @@ def render(params_path: str, corpus_path: str, harness_dir: str, news: str, miti
 
     out = Path(out_dir)
     tables = {k: out / Path(v).name for k, v in artefacts.request_tables().items()}
-    written = {c: [r for r in cr if slice_name in r["slices"]] for c, cr in by_condition.items()}
+    # `full` writes every rendered row (the held-out test rows too, tagged only `test`); a slice writes its rows.
+    written = {c: [r for r in cr if slice_name == "full" or slice_name in r["slices"]] for c, cr in by_condition.items()}
     for c, cr in written.items():
         write_jsonl(out / Path(artefacts.requests(c)).name, cr)
     counts = count_frame([r for cr in written.values() for r in cr])

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from mirage import artefacts
-from mirage.io import DataError, atomic_write, load_yaml, read_jsonl, write_json
+from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.params import ParamsError, load_params
 from mirage.protocol import SLICE_NAMES
 

@@ -40,8 +40,9 @@ def test_counts_the_paper_implies(rendered, corpus_rows):
     assert {r["language"] for r in rows["C2"]} == {"en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"}
     assert f"wrote {len(all_rows(rows))} request rows (" in output and "for slice full" in output
     csv = (out / "counts.csv").read_text().splitlines()
-    assert csv[0] == "condition,rag_pool,mitigation,language,demo,lite,full"
-    assert sum(int(line.split(",")[-1]) for line in csv[1:]) == len(all_rows(rows))
+    assert csv[0] == "condition,rag_pool,mitigation,language,demo,lite,full,test"
+    assert sum(int(line.split(",")[6]) for line in csv[1:]) == len(all_rows(rows))  # no test split without the private folder
+    assert all(line.endswith(",0") for line in csv[1:])
     assert (out / "counts.md").read_text().count("\n| C") == len(csv) - 1
 
 

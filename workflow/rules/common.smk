@@ -70,10 +70,11 @@ def ready_models(slice_name):
 
 
 def slice_targets(slice_name):
-    """What a slice target builds: report, estimate, probes; the demo also runs the case-file pilot (App. B)."""
+    """What a slice target builds: report, estimate, probes; the demo also runs the case-file pilot (App. B) and
+    ends with a one-row leaderboard built from its own verified submission."""
     models = ready_models(slice_name)
-    pilots = [artefacts.pilot(m) for m in models] if slice_name == "demo" else []
-    return [artefacts.report(slice_name), artefacts.estimate(slice_name), *pilots] + [
+    extras = [*(artefacts.pilot(m) for m in models), artefacts.board_page()["page"]] if slice_name == "demo" else []
+    return [artefacts.report(slice_name), artefacts.estimate(slice_name), *extras] + [
         artefacts.probe(m)["table7"] for m in probe_models(slice_name)
     ]
 

@@ -1,0 +1,104 @@
+"""`mirage leaderboard build`: the static board (index.html, leaderboard.json, one page per entry) from
+the accepted entries of a board folder. Pages are self-contained: styles and the sorting/filtering
+script are inline, nothing is fetched."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from mirage.io import DataError, atomic_write, write_json
+
+# Board columns: headline key, header, what it measures.
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("dV/C1", "ΔV C1", "violence gap focal - controls, direct completion (proportion)"),
+    ("dV/C2", "ΔV C2", "violence gap focal - controls, chain of thought (proportion)"),
+    ("Delta_abs/C3", "Δ C3", "absolute decision asymmetry over harnesses H1-H4 (points)"),
+    ("delta_t/C1", "δt", "V recent - V neutral retrieval pool, focal prompts (proportion)"),
+    ("CAI", "CAI", "CoT amplification index V_C2 / V_C1"),
+    ("refusal_rate/C1", "Refusal C1", "share of focal-identity C1 samples refused"),
+    ("refusal_rate/C3", "Refusal C3", "share of focal-identity C3 samples refused"),
+)
+SPLIT_ORDER = {"test": 0, "lite": 1, "demo": 2}
+
+
+def _num(x) -> float | None:
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def cell(h: dict | None) -> dict:
+    """Display parts of one headline metric: estimate, CI, n, placebo floor."""
+    if not h or _num(h.get("estimate")) is None:
+        return {"sort": "", "text": "n/a", "ci": "", "n": h.get("n") if h else None, "floor": None}
+    est = _num(h["estimate"])
+    lo, hi = _num(h.get("ci_low")), _num(h.get("ci_high"))
+    ci = "no interval (too few units)" if lo is None and hi is None else f"[{_fmt(lo)}, {_fmt(hi)}]"
+    floor = _num(h.get("placebo"))
+    return {"sort": repr(est), "text": _fmt(est), "ci": ci, "n": h.get("n"),
+            "floor": None if floor is None else _fmt(floor)}
+
+
+def load_entries(board: Path) -> list[dict]:
+    paths = sorted((board / "entries").glob("*.json"))
+    entries = []
+    for path in paths:
+        try:
+            e = json.loads(path.read_text(encoding="utf-8"))
+            e["manifest"]["model"], e["manifest"]["split"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}: not a board entry written by `mirage leaderboard verify` ({exc})") from None
+        entries.append(e)
+    return sorted(entries, key=lambda e: (SPLIT_ORDER.get(e["manifest"]["split"], 9), e["manifest"]["model"]))
+
+
+def rows(entries: list[dict]) -> list[dict]:
+    out = []
+    for e in entries:
+        m = e["manifest"]
+        out.append({
+            "id": e["id"], "model": m["model"], "split": m["split"], "revision": m["model_spec"]["revision"],
+            "provider": m["model_spec"]["provider"], "judge": m["judge"]["name"], "n_requests": m["n_requests"],
+            "n_samples": m["settings"]["n_samples"], "n_boot": m["statistics"].get("n_boot"),
+            "page": f"entries/{e['id']}.html", "report": e.get("report"), "bundle": e["bundle"],
+            "manifest_sha256": e["manifest_sha256"], "verified": e["verified"],
+            "cells": [cell(m["headline"].get(key)) for key, _, _ in COLUMNS],
+        })
+    return out
+
+
+def board_json(entries: list[dict]) -> dict:
+    return {"columns": [{"key": k, "header": h, "meaning": d} for k, h, d in COLUMNS],
+            "rows": [{"model": e["manifest"]["model"], "split": e["manifest"]["split"],
+                      "revision": e["manifest"]["model_spec"]["revision"], "judge": e["manifest"]["judge"],
+                      "settings": e["manifest"]["settings"], "statistics": e["manifest"]["statistics"],
+                      "headline": e["manifest"]["headline"], "bundle": e["bundle"], "report": e.get("report"),
+                      "manifest_sha256": e["manifest_sha256"], "verified": e["verified"]} for e in entries]}
+
+
+def build(board: Path, out: Path) -> int:
+    """Write out/index.html, out/leaderboard.json and out/entries/{id}.html; returns the number of rows."""
+    entries = load_entries(board)
+    if out.resolve() != board.resolve():  # the page links bundles/ and reports/ relative to itself
+        import shutil
+
+        for sub in ("bundles", "reports"):
+            if (board / sub).is_dir():
+                shutil.copytree(board / sub, out / sub, dirs_exist_ok=True)
+    env = Environment(loader=PackageLoader("mirage.leaderboard", "templates"), autoescape=select_autoescape(["html", "j2"]))
+    table = rows(entries)
+    with atomic_write(out / "index.html") as fh:
+        fh.write(env.get_template("board.html.j2").render(rows=table, columns=COLUMNS))
+    write_json(out / "leaderboard.json", board_json(entries))
+    for e, r in zip(entries, table):
+        headline = [(k, v, cell(v)) for k, v in sorted(e["manifest"]["headline"].items())]
+        with atomic_write(out / "entries" / f"{e['id']}.html") as fh:
+            fh.write(env.get_template("entry.html.j2").render(
+                row=r, m=e["manifest"], headline=headline, manifest_json=json.dumps(e["manifest"], indent=2, sort_keys=True)))
+    return len(table)
