@@ -12,7 +12,6 @@ from mirage.io import DataError, atomic_write, read_jsonl, write_json
 from mirage.params import ParamsError, load_params, section_hash
 from mirage.protocol import SLICE_NAMES
 from mirage.provenance import code_version
-from mirage.slices import SLICE_NAMES
 
 
 def load_labels(paths: list[Path]):
