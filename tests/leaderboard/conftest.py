@@ -18,5 +18,5 @@ def run(tmp_path_factory) -> dict:
     params = tiny.make_run(root)
     bundle = root / "bundle.tar.gz"
     out = tiny.invoke("leaderboard", "submit", "--model", tiny.MODEL, "--split", "test", "--params", str(params),
-                      "--out", str(bundle))
+                      "--out", str(bundle), *tiny.run_paths(root))
     return {"root": root, "params": params, "bundle": bundle, "submit_output": out}

@@ -21,7 +21,7 @@ def board(run, tmp_path_factory) -> Path:
     """The real verified entry plus two more rows (lite and demo) derived from it, then `leaderboard build`."""
     board = tmp_path_factory.mktemp("board")
     result = CliRunner().invoke(cli, ["leaderboard", "verify", str(run["bundle"]), "--params", str(run["params"]),
-                                      "--board", str(board)])
+                                      "--board", str(board), "--requests-dir", str(run["root"] / "requests")])
     assert result.exit_code == 0, result.output
     real = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
     for model, split, dv in (("model-alpha", "lite", 0.31), ("model-beta", "demo", -0.12)):

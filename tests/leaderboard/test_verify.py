@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import shutil
+import sys
 import tarfile
 from pathlib import Path
 
@@ -17,9 +18,13 @@ from click.testing import CliRunner
 
 from mirage.cli import cli
 
+sys.path.insert(0, str(Path(__file__).parent))
+import tiny  # noqa: E402
+
 
 def verify(run, bundle: Path, board: Path, *extra: str):
-    args = ["leaderboard", "verify", str(bundle), "--params", str(run["params"]), "--board", str(board), *extra]
+    args = ["leaderboard", "verify", str(bundle), "--params", str(run["params"]), "--board", str(board),
+            "--requests-dir", str(run["root"] / "requests"), *extra]
     return CliRunner().invoke(cli, args)
 
 
@@ -264,26 +269,28 @@ def test_submit_refuses_an_incomplete_run(run, tmp_path):
     shard.write_text("".join(lines[1:]), encoding="utf-8")
     out = tmp_path / "b.tar.gz"
     result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
-                                      str(run["params"]), "--views", str(views), "--out", str(out)])
+                                      str(run["params"]), *tiny.run_paths(run["root"]), "--views", str(views), "--out", str(out)])
     assert result.exit_code == 2 and "required samples missing" in result.output, result.output
     assert not out.exists() and not list(tmp_path.glob(".bundle-*"))
 
 
 def test_test_split_is_unavailable_without_private_folder(run, tmp_path):
     result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
-                                      str(run["params"]), "--requests-dir", str(tmp_path), "--out", str(tmp_path / "b")])
+                                      str(run["params"]), *tiny.run_paths(run["root"]), "--requests-dir", str(tmp_path),
+                                      "--out", str(tmp_path / "b")])
     assert result.exit_code == 2 and "no requests of split 'test'" in result.output and "MIRAGE_PRIVATE_DIR" in result.output
 
 
 def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
-    gold = tmp_path / "judge" / "lexicon-v1" / "judge_eval.json"
+    gold = tmp_path / "judge" / "parse-v1" / "judge_eval.json"
     gold.parent.mkdir(parents=True)
-    gold.write_text(json.dumps({"judge": "lexicon-v1", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
+    gold.write_text(json.dumps({"judge": "parse-v1", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
     result = verify(run, run["bundle"], tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
     assert result.exit_code == 2 and "field judge.gold" in result.output, result.output
     out = tmp_path / "b.tar.gz"  # submitted with the evaluation, the scores travel in the manifest and verify
     result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
-                                      str(run["params"]), "--out", str(out), "--judge-eval-dir", str(tmp_path / "judge")])
+                                      str(run["params"]), "--out", str(out), "--judge-eval-dir", str(tmp_path / "judge"),
+                                      *tiny.run_paths(run["root"])])
     assert result.exit_code == 0, result.output
     with tarfile.open(out) as tar:
         m = json.load(tar.extractfile("b/manifest.json"))
@@ -294,9 +301,12 @@ def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
 
 def test_bundle_numbers_equal_the_pipelines(run, tmp_path):
     """`mirage label` + `mirage metrics --slice test` on the same run give byte-identical metrics to the bundle's."""
-    params = str(run["params"])
-    for args in (["label", "--model", "smollm2-135m", "--slice", "test", "--params", params],
-                 ["metrics", "--slice", "test", "--params", params]):
+    params, root = str(run["params"]), run["root"]
+    views = [a for v in sorted((root / "generations" / "smollm2-135m" / "test").glob("*/*.jsonl")) for a in ("--view", str(v))]
+    labels_file = str(root / "labels" / "smollm2-135m" / "test.jsonl")
+    for args in (["label", "--model", "smollm2-135m", "--slice", "test", "--params", params, *views, "--out", labels_file],
+                 ["metrics", "--slice", "test", "--params", params, "--labels", labels_file,
+                  "--out-table", str(root / "metrics" / "test" / "metrics.csv")]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
     folder = unpack(run["bundle"], tmp_path / "b")

@@ -15,21 +15,16 @@ SALT = "tiny-private-salt-for-tests-7d3e2a"
 
 
 def params_yaml(root: Path) -> Path:
-    """params.yaml with every output under `root`, a 4-base-per-template corpus with two identities (focal and one
-    control) and short generations: the test split is 6 base prompts, 26 requests."""
+    """params.yaml for a 4-base-per-template corpus with two identities (focal and one control) and short
+    generations: the test split is 6 base prompts, 26 requests. Paths are command options (see `paths`)."""
     p = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
-    p["corpus"].update(out=str(root / "corpus/prompts.jsonl"), instantiations_per_template=4, arabic_subset=0,
-                       lite_fraction=0.25, test_fraction=0.25, identities=["muslim", "christian"])
-    p["render"].update(corpus=str(root / "corpus/prompts.jsonl"), out_dir=str(root / "requests"))
+    p["corpus"].update(instantiations_per_template=4, arabic_subset=0, lite_fraction=0.25, test_fraction=0.25,
+                       identities=["muslim", "christian"])
     p["render"]["rag"].update(n_base=5, pools=["neutral", "recent"], conditions=["C1"])
     p["render"]["mitigations"].update(which=[], conditions=[])
-    p["label"].update(generations_dir=str(root / "generations"), out_dir=str(root / "labels"))
-    p["label"]["validation"]["out_dir"] = str(root / "validation")
-    p["metrics"].update(labels_dir=str(root / "labels"), out_dir=str(root / "metrics"), n_boot=200, n_perm=200)
+    p["metrics"].update(n_boot=200, n_perm=200)
     short = {"models": [MODEL], "n_samples": 1, "max_tokens": {"C1": 6, "C2": 12, "C3": 8}}
     p["slices"].update(lite=short, test=dict(short))
-    p["generate"].update(requests_dir=str(root / "requests"), out_dir=str(root / "generations"),
-                         estimate_dir=str(root / "estimate"))
     path = root / "params.yaml"
     path.write_text(yaml.safe_dump(p, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
@@ -47,8 +42,17 @@ def make_run(root: Path, split: str = "test") -> Path:
     private.mkdir(parents=True, exist_ok=True)
     (private / "salt").write_text(SALT, encoding="utf-8")
     params = params_yaml(root)
-    invoke("corpus", "--params", str(params), env={"MIRAGE_PRIVATE_DIR": str(private)})
-    invoke("render", "--params", str(params))
+    corpus = str(root / "corpus" / "prompts.jsonl")
+    invoke("corpus", "--params", str(params), "--out", corpus, env={"MIRAGE_PRIVATE_DIR": str(private)})
+    invoke("render", "--params", str(params), "--corpus", corpus, "--out-dir", str(root / "requests"))
+    gen = root / "generations" / MODEL
     for cond in ("C1", "C2", "C3"):
-        invoke("generate", "--model", MODEL, "--slice", split, "--condition", cond, "--params", str(params))
+        invoke("generate", "--model", MODEL, "--slice", split, "--condition", cond, "--params", str(params),
+               "--requests", str(root / "requests" / f"{cond}.jsonl"), "--store", str(gen / "store"),
+               "--views-dir", str(gen / split / cond), "--marker", str(gen / "store" / split / f"{cond}.manifest.json"))
     return params
+
+
+def run_paths(root: Path, split: str = "test") -> list[str]:
+    """The `leaderboard submit` options that point at the run under `root`."""
+    return ["--views", str(root / "generations" / MODEL / split), "--requests-dir", str(root / "requests")]
