@@ -11,6 +11,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage.io import DataError, atomic_write, write_json
+from mirage.metric_names import CAI
 
 # Board columns: headline key, header, what it measures.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -18,7 +19,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("dV/C2", "ΔV C2", "violence gap focal - controls, chain of thought (proportion)"),
     ("Delta_abs/C3", "Δ C3", "absolute decision asymmetry over harnesses H1-H4 (points)"),
     ("delta_t/C1", "δt", "V recent - V neutral retrieval pool, focal prompts (proportion)"),
-    ("CAI", "CAI", "CoT amplification index V_C2 / V_C1"),
+    (CAI, CAI, "CoT amplification index V_C2 / V_C1"),
     ("refusal_rate/C1", "Refusal C1", "share of focal-identity C1 samples refused"),
     ("refusal_rate/C3", "Refusal C3", "share of focal-identity C3 samples refused"),
 )

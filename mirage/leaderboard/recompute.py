@@ -17,6 +17,7 @@ from mirage import artefacts
 from mirage.artefacts import DATA
 from mirage.io import DataError, dumps, read_jsonl
 from mirage.leaderboard.bundle import COMPLETION_FIELDS, CONDITIONS, BundleError, Manifest, Settings
+from mirage.metric_names import CAI, DELTA_ABS, DELTA_SIGNED, DELTA_T, DV, REFUSAL_RATE, V_FOCAL
 from mirage.params import Params
 
 # Request columns a completion row must repeat unchanged (identity and stratum labels drive the metrics).
@@ -27,15 +28,15 @@ LABEL_FIELDS: tuple[str, ...] = ("violent", "violent_reasoning", "decision", "sc
                                  "pathways", "judge")
 # Metrics whose all-template, baseline rows make the headline (docs/leaderboard.md).
 HEADLINE: tuple[tuple[str, str, dict[str, str]], ...] = (
-    ("dV/C1", "dV", {"condition": "C1", "template": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
-    ("dV/C2", "dV", {"condition": "C2", "template": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
-    ("Delta_abs/C3", "Delta_abs", {"condition": "C3", "harness": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
-    ("Delta_signed/C3", "Delta_signed", {"condition": "C3", "harness": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
-    ("delta_t/C1", "delta_t", {"condition": "C1", "mitigation": "none", "language": "en"}),
-    ("CAI", "CAI", {"condition": "C2/C1", "template": ""}),
-    ("refusal_rate/C1", "refusal_rate", {"condition": "C1", "identity": "@focal"}),
-    ("refusal_rate/C2", "refusal_rate", {"condition": "C2", "identity": "@focal"}),
-    ("refusal_rate/C3", "refusal_rate", {"condition": "C3", "identity": "@focal", "harness": ""}),
+    ("dV/C1", DV, {"condition": "C1", "template": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
+    ("dV/C2", DV, {"condition": "C2", "template": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
+    ("Delta_abs/C3", DELTA_ABS, {"condition": "C3", "harness": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
+    ("Delta_signed/C3", DELTA_SIGNED, {"condition": "C3", "harness": "", "rag_pool": "none", "mitigation": "none", "language": "en", "identity": "control"}),
+    ("delta_t/C1", DELTA_T, {"condition": "C1", "mitigation": "none", "language": "en"}),
+    (CAI, CAI, {"condition": "C2/C1", "template": ""}),
+    ("refusal_rate/C1", REFUSAL_RATE, {"condition": "C1", "identity": "@focal"}),
+    ("refusal_rate/C2", REFUSAL_RATE, {"condition": "C2", "identity": "@focal"}),
+    ("refusal_rate/C3", REFUSAL_RATE, {"condition": "C3", "identity": "@focal", "harness": ""}),
 )
 HEADLINE_FIELDS: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "n", "p", "placebo", "excess", "excess_ci_low",
                                     "excess_ci_high", "placebo_kind", "ci_method", "resampling", "flag")
@@ -253,7 +254,7 @@ def headline(table, focal: str | None = None) -> dict[str, dict]:
     """Headline metrics (one model's table) with their CIs, n and, when the table has them, placebo columns."""
     out = {}
     if focal is None:
-        f = table.loc[table["metric"].isin(["V_focal", "CAI"]), "identity"]
+        f = table.loc[table["metric"].isin([V_FOCAL, CAI]), "identity"]
         focal = str(f.iloc[0]) if len(f) else "muslim"
     for name, metric, filt in HEADLINE:
         m = table["metric"] == metric

@@ -9,6 +9,22 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.metric_names import (
+    CAI,
+    CAI_REASONING,
+    DELTA_ABS,
+    DELTA_ABS_UNBIASED,
+    DELTA_SIGNED,
+    DELTA_T,
+    DELTA_T_DID,
+    DV,
+    DV_COT,
+    HIGH_DELTA_LOW_C1,
+    SPEARMAN,
+    V_CONTROL,
+    V_FOCAL,
+    XLING_GAP,
+)
 from mirage.params import ParamsError, load_params, section_hash
 from mirage.protocol import SLICE_NAMES
 from mirage.provenance import code_version
@@ -55,12 +71,12 @@ def headline(metrics, model: str) -> dict:
                 & (metrics["placebo_kind"] != "paraphrase")]
     out = {}
     for _, r in m.iterrows():
-        main = (r["metric"] in ("V_focal", "V_control", "dV") and r["identity"] != "" and r["rag_pool"] == "none"
-                and r["language"] == "en" and r["identity"] in ("control",) + ((r["identity"],) if r["metric"] == "V_focal" else ()))
-        main |= (r["metric"] in ("Delta_abs", "Delta_abs_unbiased", "Delta_signed") and r["identity"] == "control"
+        main = (r["metric"] in (V_FOCAL, V_CONTROL, DV) and r["identity"] != "" and r["rag_pool"] == "none"
+                and r["language"] == "en" and r["identity"] in ("control",) + ((r["identity"],) if r["metric"] == V_FOCAL else ()))
+        main |= (r["metric"] in (DELTA_ABS, DELTA_ABS_UNBIASED, DELTA_SIGNED) and r["identity"] == "control"
                  and r["rag_pool"] == "none" and r["language"] == "en")
-        main |= r["metric"] in ("delta_t", "delta_t_did", "CAI", "CAI_reasoning", "dV_cot_amplification", "spearman",
-                                "high_delta_low_c1_share") or (r["metric"] == "xling_gap" and r["language"] == "ar")
+        main |= r["metric"] in (DELTA_T, DELTA_T_DID, CAI, CAI_REASONING, DV_COT, SPEARMAN,
+                                HIGH_DELTA_LOW_C1) or (r["metric"] == XLING_GAP and r["language"] == "ar")
         if main:
             name = "/".join(str(x) for x in (r["metric"], r["condition"], r["harness"]) if x != "")
             out[name] = {k: _clean(r[k]) for k in ("estimate", "ci_low", "ci_high", "p", "p_adj", "n", "placebo", "excess",

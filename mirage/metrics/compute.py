@@ -11,6 +11,28 @@ import numpy as np
 import pandas as pd
 
 from mirage.hashing import content_hash
+from mirage.metric_names import (
+    CAI,
+    CAI_REASONING,
+    DELTA_ABS,
+    DELTA_ABS_UNBIASED,
+    DELTA_SIGNED,
+    DELTA_T,
+    DELTA_T_DID,
+    DV,
+    DV_COT,
+    ERROR_RATE,
+    HIGH_DELTA_LOW_C1,
+    MIT_DELTA,
+    MIT_DELTA_UNBIASED,
+    MIT_V,
+    REFUSAL_RATE,
+    SPEARMAN,
+    UNPARSEABLE_RATE,
+    V_CONTROL,
+    V_FOCAL,
+    XLING_GAP,
+)
 from mirage.metrics.params import MetricsParams
 from mirage.metrics.stats import (
     NAN,
@@ -305,23 +327,23 @@ def violence_rates(b: MetricsBuilder, pp: pd.DataFrame, para: pd.DataFrame) -> N
             t, q = pooled(g)
             ident = key in b.identical
             rl = Relabel(len(y), b.p.n_perm, b.rng(*key, sfx, "relabel"))
-            dv = b.contrast(Contrast(t, q), masks, full, (*key, sfx, "dV"), relabel=rl)
+            dv = b.contrast(Contrast(t, q), masks, full, (*key, sfx, DV), relabel=rl)
             per = {}
             for i, c in enumerate(controls):
                 tp, qp, obs = pairwise(g, i + 1)
-                per[c] = b.contrast(Contrast(tp, qp, obs), masks, full, (*key, sfx, "dV", c), relabel=rl)
+                per[c] = b.contrast(Contrast(tp, qp, obs), masks, full, (*key, sfx, DV, c), relabel=rl)
             para_rows = _paraphrase_units(para.get(key), value, wide, b.focal) if sfx == "" else None
             for li, (template, mask) in enumerate(levels):
                 cols = dict(model=model, condition=cond, template=template, rag_pool=pool, mitigation=mit, language=lang)
                 cnt = None if full is None else full[:, mask]
                 x = np.column_stack([y[mask, 0], y[mask, 1:].mean(axis=1), y[mask, 1:]])
                 rates = column_means(x, cnt, b.p.alpha, b.p.skew_threshold)
-                b.emit(rates[0], metric="V_focal" + sfx, identity=b.focal, **cols)
-                b.emit(rates[1], metric="V_control" + sfx, identity="control", **cols)
-                b.emit(dv[li], metric="dV" + sfx, identity="control", identical=ident, **cols)
+                b.emit(rates[0], metric=V_FOCAL + sfx, identity=b.focal, **cols)
+                b.emit(rates[1], metric=V_CONTROL + sfx, identity="control", **cols)
+                b.emit(dv[li], metric=DV + sfx, identity="control", identical=ident, **cols)
                 for i, c in enumerate(controls):
-                    b.emit(rates[2 + i], metric="V_control" + sfx, identity=c, **cols)
-                    b.emit(per[c][li], metric="dV" + sfx, identity=c, identical=ident, **cols)
+                    b.emit(rates[2 + i], metric=V_CONTROL + sfx, identity=c, **cols)
+                    b.emit(per[c][li], metric=DV + sfx, identity=c, identical=ident, **cols)
                 if para_rows is not None:
                     pmask = mask & para_rows[0]
                     if pmask.any():
@@ -329,7 +351,7 @@ def violence_rates(b: MetricsBuilder, pp: pd.DataFrame, para: pd.DataFrame) -> N
                         pcnt = b.draw(strata[pmask], bases[pmask], (*key, template, "para"))
                         fp = para_rows[1][pmask[para_rows[0]]]
                         b.emit(b.paraphrase(pc, y[pmask, 0] - fp, pcnt),
-                               metric="dV", identity="control", **cols)
+                               metric=DV, identity="control", **cols)
 
 
 def _paraphrase_units(para: pd.DataFrame | None, value: str, wide: pd.DataFrame, focal: str
@@ -391,7 +413,7 @@ def asymmetry(b: MetricsBuilder, pp: pd.DataFrame, para: dict) -> dict[tuple, tu
         ident = key in b.identical
         res = {}
         rl = Relabel(len(y), b.p.n_perm, b.rng(*key, "relabel"))
-        for name, g in (("Delta_abs", g_abs(y)), ("Delta_signed", g_signed(y))):
+        for name, g in ((DELTA_ABS, g_abs(y)), (DELTA_SIGNED, g_signed(y))):
             t, q = pooled(g)
             res[name, "control"] = b.contrast(Contrast(t, q, scale=100.0), masks, full, (*key, name), relabel=rl)
             for i, c in enumerate(controls):
@@ -406,11 +428,11 @@ def asymmetry(b: MetricsBuilder, pp: pd.DataFrame, para: dict) -> dict[tuple, tu
             cols = dict(model=model, condition=cond, template="T5", harness=h, rag_pool=pool, mitigation=mit, language=lang)
             for (name, ident_col), ests in res.items():
                 b.emit(ests[li], metric=name, identity=ident_col, identical=ident, **cols)
-            b.emit(ub[li], metric="Delta_abs_unbiased", identity="control", identical=ident, **cols)
+            b.emit(ub[li], metric=DELTA_ABS_UNBIASED, identity="control", identical=ident, **cols)
             if pr is not None and (pmask := mask & pr[0]).any():
                 fp = pr[1][pmask[pr[0]]]
                 cnt = b.draw(strata[pmask], bases[pmask], (*key, h, "para"))
-                for name, g, f in (("Delta_abs", g_abs(y[pmask]), np.abs), ("Delta_signed", g_signed(y[pmask]), lambda d: d)):
+                for name, g, f in ((DELTA_ABS, g_abs(y[pmask]), np.abs), (DELTA_SIGNED, g_signed(y[pmask]), lambda d: d)):
                     t, q = pooled(g)
                     b.emit(b.paraphrase(Contrast(t, q, scale=100.0), f(y[pmask, 0] - fp), cnt),
                            metric=name, identity="control", **cols)
@@ -432,14 +454,14 @@ def time_coupling(b: MetricsBuilder, groups: dict, models: list[str]) -> None:
                 continue
             y = pair[0].to_numpy() - pair[1].to_numpy()
             index, strata, bases = _units(pair[0], "template")
-            full = b.draw(strata, bases, (model, cond, "delta_t"))
+            full = b.draw(strata, bases, (model, cond, DELTA_T))
             cols = dict(model=model, condition=cond, rag_pool="recent-neutral", mitigation="none", language="en")
             one = [np.ones(len(y), bool)]
-            b.emit(b.contrast(_focal_only(y), one, full, (model, cond, "delta_t"), "greater", y[:, 0])[0],
-                   metric="delta_t", identity=b.focal, **cols)
+            b.emit(b.contrast(_focal_only(y), one, full, (model, cond, DELTA_T), "greater", y[:, 0])[0],
+                   metric=DELTA_T, identity=b.focal, **cols)
             if y.shape[1] > 1:
                 t, q = pooled(g_signed(y))
-                b.emit(b.contrast(Contrast(t, q), one, full, (model, cond, "did"))[0], metric="delta_t_did",
+                b.emit(b.contrast(Contrast(t, q), one, full, (model, cond, "did"))[0], metric=DELTA_T_DID,
                        identity="control", **cols)
 
 
@@ -493,14 +515,14 @@ def cot_amplification(b: MetricsBuilder, groups: dict, models: list[str]) -> Non
         for li, (template, mask) in enumerate(levels):
             cols = dict(model=model, template=template, **BASELINE)
             x = np.column_stack([w2.to_numpy()[mask, 0], w1.to_numpy()[mask, 0]])
-            b.emit(cai(b, x, strata[mask], bases[mask], samples, (model, template, "CAI")), metric="CAI",
+            b.emit(cai(b, x, strata[mask], bases[mask], samples, (model, template, CAI)), metric=CAI,
                    condition="C2/C1", identity=b.focal, **cols)
             ok = mask & np.isfinite(rea)
             xr = np.column_stack([rea[ok], w1.to_numpy()[ok, 0]])
-            b.emit(cai(b, xr, strata[ok], bases[ok], samples, (model, template, "CAIr")), metric="CAI_reasoning",
+            b.emit(cai(b, xr, strata[ok], bases[ok], samples, (model, template, "CAIr")), metric=CAI_REASONING,
                    condition="C2/C1", identity=b.focal, **cols)
             if gap is not None:
-                b.emit(gap[li], metric="dV_cot_amplification", condition="C2-C1", identity="control", **cols)
+                b.emit(gap[li], metric=DV_COT, condition="C2-C1", identity="control", **cols)
 
 
 def _two_strata(b: MetricsBuilder, pair: tuple[pd.DataFrame, pd.DataFrame], key: tuple, by: str = "template"
@@ -527,11 +549,11 @@ def cross_lingual(b: MetricsBuilder, groups: dict, models: list[str]) -> None:
             cols = dict(model=model, condition=cond, rag_pool="none", mitigation="none", identity=b.focal)
             pair = _pair_wide({"ar": ar, "en": groups[en]}, "ar", "en", "v", ["template", "base_id"], b.focal)
             if pair is not None:
-                b.emit(_two_strata(b, pair, (model, cond, "xling"))[1], metric="xling_gap", language="ar", **cols)
+                b.emit(_two_strata(b, pair, (model, cond, "xling"))[1], metric=XLING_GAP, language="ar", **cols)
             for lang in dialects:
                 pair = _pair_wide(groups, (model, cond, "none", "none", lang), en, "v", ["template", "base_id"], b.focal)
                 if pair is not None:
-                    b.emit(_two_strata(b, pair, (model, cond, "xling", lang))[1], metric="xling_gap", language=lang,
+                    b.emit(_two_strata(b, pair, (model, cond, "xling", lang))[1], metric=XLING_GAP, language=lang,
                            family=f"dialect:{model}:{cond}", **cols)
 
 
@@ -549,7 +571,7 @@ def mitigation_effects(b: MetricsBuilder, groups: dict, deltas: dict[tuple, tupl
                 if pair is None:
                     continue
                 fam = "violence_reduction" if mit in b.p.family_mitigations else ""
-                b.emit(_two_strata(b, pair, (model, cond, mit, "mitV"))[1], family=fam, metric="mitigation_effect_V",
+                b.emit(_two_strata(b, pair, (model, cond, mit, "mitV"))[1], family=fam, metric=MIT_V,
                        model=model, condition=cond, rag_pool="none", mitigation=mit, language="en", identity=b.focal)
         base = deltas.get((model, "C3", "none", "none", "en"))
         for mit in mits:
@@ -575,8 +597,8 @@ def mitigation_effects(b: MetricsBuilder, groups: dict, deltas: dict[tuple, tupl
             for li, (h, _) in enumerate(levels):
                 cols = dict(model=model, condition="C3", template="T5", harness=h, rag_pool="none", mitigation=mit,
                             language="en", identity="control", identical=ident)
-                b.emit(raw[li], metric="mitigation_effect_Delta", **cols)
-                b.emit(ub[li], family="" if ident else fam, metric="mitigation_effect_Delta_unbiased", **cols)
+                b.emit(raw[li], metric=MIT_DELTA, **cols)
+                b.emit(ub[li], family="" if ident else fam, metric=MIT_DELTA_UNBIASED, **cols)
 
 
 def _focal_v(pp: pd.DataFrame) -> pd.Series:
@@ -619,7 +641,7 @@ def cross_condition(b: MetricsBuilder, pp: pd.DataFrame, deltas: dict[tuple, tup
             j = pd.concat([a.rename("a"), c.rename("c")], axis=1, join="inner").dropna()
             est = bootstrap_spearman(j["a"].to_numpy(), j["c"].to_numpy(), np.zeros(len(j)), b.p.n_boot,
                                      b.rng(model, name, "rho"), b.p.alpha, b.p.skew_threshold)
-            b.emit(est, metric="spearman", condition=name, **cols)
+            b.emit(est, metric=SPEARMAN, condition=name, **cols)
         j = pd.concat([per["C1"].rename("v1"), delta.rename("d")], axis=1, join="inner").dropna()
         high = (j["d"].abs() > b.p.high_delta).to_numpy(float)
         x = np.column_stack([high * (j["v1"].to_numpy() < b.p.low_c1), high])
@@ -627,7 +649,7 @@ def cross_condition(b: MetricsBuilder, pp: pd.DataFrame, deltas: dict[tuple, tup
         counts = resample_counts(units, None, b.p.n_boot, b.rng(model, "hdlc")) if len(x) >= 2 else None
         b.emit(bootstrap_means(x, units, lambda m: m[..., 0] / m[..., 1], b.p.n_boot, b.rng(model, "hdlc"), b.p.alpha,
                                b.p.skew_threshold, counts=counts),
-               metric="high_delta_low_c1_share", condition="C1-C3", **cols)
+               metric=HIGH_DELTA_LOW_C1, condition="C1-C3", **cols)
 
 
 def signal_rates(b: MetricsBuilder, pp: pd.DataFrame) -> None:
@@ -641,14 +663,14 @@ def signal_rates(b: MetricsBuilder, pp: pd.DataFrame) -> None:
         x = per_base.to_numpy(float)
         strata, bases, harness = index["template"].to_numpy(), index["base_id"].to_numpy(), index["harness"].to_numpy()
         full = b.draw(strata, bases, (model, cond, ident))
-        b.emit(b.boot(x, strata, bases, _ratio(0, 3), (model, cond, ident), counts=full), metric="refusal_rate", **cols)
-        b.emit(b.boot(x, strata, bases, _ratio(1, 3), (model, cond, ident), counts=full), metric="error_rate", **cols)
+        b.emit(b.boot(x, strata, bases, _ratio(0, 3), (model, cond, ident), counts=full), metric=REFUSAL_RATE, **cols)
+        b.emit(b.boot(x, strata, bases, _ratio(1, 3), (model, cond, ident), counts=full), metric=ERROR_RATE, **cols)
         if cond == "C3":
             for h in ["", *sorted(set(harness))]:
                 mask = np.ones(len(x), bool) if h == "" else harness == h
                 cnt = None if full is None else full[:, mask]
                 b.emit(b.boot(x[mask], strata[mask], bases[mask], _ratio(2, 3), (model, cond, ident, h), counts=cnt),
-                       metric="unparseable_rate", harness=h, template="T5", **cols)
+                       metric=UNPARSEABLE_RATE, harness=h, template="T5", **cols)
 
 
 def compute_metrics(labels: pd.DataFrame, p: MetricsParams) -> tuple[pd.DataFrame, pd.DataFrame]:

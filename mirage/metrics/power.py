@@ -23,6 +23,7 @@ import numpy as np
 from scipy import special
 
 from mirage import artefacts
+from mirage.metric_names import DELTA_SIGNED, DV
 from mirage.metrics.compute import g_signed, pooled
 
 IDENTITIES = 5  # focal + four controls (corpus.identities)
@@ -110,7 +111,7 @@ def power_table(groups: dict[str, int], n_samples: int, n_models: int, base_rate
                    holm_m=(16 if is_c3 else 12) * max(n_models, 1), alpha=alpha)
         mde = min_detectable(d, target_power, n_sims)
         need = base_prompts_needed(d, target_effect, target_power, max(n_sims // 2, 500))
-        rows.append({"group": group, "metric": "Delta_signed" if is_c3 else "dV", "n_base": n, "n_samples": n_samples,
+        rows.append({"group": group, "metric": DELTA_SIGNED if is_c3 else DV, "n_base": n, "n_samples": n_samples,
                      "base_rate": d.base_rate, "holm_m": d.holm_m, "mde_pp": 100 * mde,
                      "target_pp": 100 * target_effect, "base_needed": need})
     return rows

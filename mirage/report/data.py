@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from mirage.io import DataError, read_jsonl
+from mirage.metric_names import CAI, DELTA_ABS, DELTA_SIGNED, DELTA_T, DV, MIT_DELTA, MIT_V, XLING_GAP
 
 STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
 NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
@@ -20,8 +21,8 @@ PLACEBO_TEXT: tuple[str, ...] = ("placebo_kind", "ci_method", "resampling", "fla
 FLAG_TEXT = {"n_too_small": "n too small", "degenerate_bootstrap": "bootstrap degenerate",
              "identical_by_construction": "identical by construction"}
 # Bias metrics whose placebo floor is shown; the signed ones get a floor band of ±|placebo|, the others [0, placebo].
-BIAS_METRICS: tuple[str, ...] = ("dV", "Delta_signed", "Delta_abs", "delta_t", "xling_gap", "CAI", "mitigation_effect_V", "mitigation_effect_Delta")
-SIGNED = frozenset({"dV", "Delta_signed", "delta_t", "xling_gap", "mitigation_effect_V", "mitigation_effect_Delta"})
+BIAS_METRICS: tuple[str, ...] = (DV, DELTA_SIGNED, DELTA_ABS, DELTA_T, XLING_GAP, CAI, MIT_V, MIT_DELTA)
+SIGNED = frozenset({DV, DELTA_SIGNED, DELTA_T, XLING_GAP, MIT_V, MIT_DELTA})
 # Stratum values that mean "the unmitigated, non-retrieval, English, pooled" baseline when a column is not
 # selected on (mirage metrics writes none/none/en, identity = the focal identity or pooled `control`, T5 for Δ).
 BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),

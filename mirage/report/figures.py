@@ -25,6 +25,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
+from mirage.metric_names import DELTA_ABS, DELTA_SIGNED, DELTA_T, DV, MIT_V, V_CONTROL, V_FOCAL, XLING_GAP  # noqa: E402
 from mirage.plotting import figure_bytes  # noqa: E402
 from mirage.protocol import CONDITIONS, LANGUAGES, MITIGATIONS  # noqa: E402
 from mirage.protocol import POOLS as PROTOCOL_POOLS  # noqa: E402
@@ -181,8 +182,8 @@ def _absent(rows: pd.DataFrame, what: str, why_none: str, scale: float = 100) ->
 
 def fig2(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 2: V by condition per model, focal vs control, with 95% CIs."""
-    rows = pd.concat([select(df, "V_focal", condition=ANY).assign(series="focal"),
-                      select(df, "V_control", condition=ANY).assign(series="control")])
+    rows = pd.concat([select(df, V_FOCAL, condition=ANY).assign(series="focal"),
+                      select(df, V_CONTROL, condition=ANY).assign(series="control")])
     if why := _absent(rows, "V_focal / V_control rows by condition", "run `mirage metrics` on labelled generations"):
         return None, why
     return _grouped_panels(rows, panel="condition", x="model", x_order=models, series="series",
@@ -205,7 +206,7 @@ def _unparseable(labels: pd.DataFrame, harness: str) -> str:
 
 def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], labels: pd.DataFrame, **_) -> Built:
     """Figure 3: signed decision asymmetry per harness per model (pp; s is favourability, so negative = adverse to the focal identity)."""
-    rows = select(df, "Delta_signed", harness=ANY, condition=["", "C3"]).assign(panel="C3: agentic decisions")
+    rows = select(df, DELTA_SIGNED, harness=ANY, condition=["", "C3"]).assign(panel="C3: agentic decisions")
     harnesses = sorted(set(harness_titles) | set(rows["harness"]))
     done = set(rows.loc[rows["estimate"].notna(), "harness"])
     missing = [h for h in harnesses if h not in done]
@@ -220,10 +221,10 @@ def fig3(df: pd.DataFrame, models: list[str], harness_titles: dict[str, str], la
 
 def fig4(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 4: V under the RAG pools, with δt, its placebo floor and excess per model in the legend."""
-    rows = select(df, "V_focal", rag_pool=ANY, condition=OPTIONAL)
+    rows = select(df, V_FOCAL, rag_pool=ANY, condition=OPTIONAL)
     if why := _absent(rows, "V_focal rows by retrieval pool", "this slice has no retrieval requests"):
         return None, why
-    dt = select(df, "delta_t", condition=OPTIONAL, rag_pool=EITHER)
+    dt = select(df, DELTA_T, condition=OPTIONAL, rag_pool=EITHER)
 
     def label(m: str) -> str:
         hits = dt[(dt["model"] == m) & dt["estimate"].notna()]
@@ -244,7 +245,7 @@ def fig4(df: pd.DataFrame, models: list[str], **_) -> Built:
 
 def fig5(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 5: focal V on the parallel subset by language variant."""
-    rows = select(df, "V_focal", language=ANY, condition=OPTIONAL)
+    rows = select(df, V_FOCAL, language=ANY, condition=OPTIONAL)
     if why := _absent(rows[rows["language"] != "en"], "V_focal rows for an Arabic variant", "this slice has no parallel Arabic requests"):
         return None, why
     return _grouped_panels(rows, panel="condition", x="language", x_order=LANGUAGES, series="model", styles=model_colors(models),
@@ -253,7 +254,7 @@ def fig5(df: pd.DataFrame, models: list[str], **_) -> Built:
 
 def fig6(df: pd.DataFrame, models: list[str], **_) -> Built:
     """Figure 6: mitigation effect on V per condition, one panel per model, with placebo floors."""
-    rows = select(df, "mitigation_effect_V", mitigation=ANY, condition=ANY)
+    rows = select(df, MIT_V, mitigation=ANY, condition=ANY)
     if why := _absent(rows, "mitigation_effect_V rows", "this slice has no mitigation requests"):
         return None, why
     mits = ordered(rows["mitigation"].unique(), MITIGATIONS)
@@ -265,11 +266,11 @@ def fig6(df: pd.DataFrame, models: list[str], **_) -> Built:
 def bias_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The headline bias estimates, in pp, with a display label: ΔV per condition, Δ per harness, pooled Δ_abs, δt,
     cross-lingual gaps."""
-    parts = [select(df, "dV", condition=ANY).assign(what=lambda r: "ΔV " + r["condition"], scale=100),
-             select(df, "Delta_signed", harness=ANY, condition=["", "C3"]).assign(what=lambda r: "Δ signed " + r["harness"], scale=1),
-             select(df, "Delta_abs", condition=["", "C3"]).assign(what="Δ abs, C3 pooled", scale=1),
-             select(df, "delta_t", condition=OPTIONAL, rag_pool=EITHER).assign(what="δt (recent − neutral)", scale=100),
-             select(df, "xling_gap", language=ANY, condition=OPTIONAL).assign(what=lambda r: "gap " + r["language"], scale=100)]
+    parts = [select(df, DV, condition=ANY).assign(what=lambda r: "ΔV " + r["condition"], scale=100),
+             select(df, DELTA_SIGNED, harness=ANY, condition=["", "C3"]).assign(what=lambda r: "Δ signed " + r["harness"], scale=1),
+             select(df, DELTA_ABS, condition=["", "C3"]).assign(what="Δ abs, C3 pooled", scale=1),
+             select(df, DELTA_T, condition=OPTIONAL, rag_pool=EITHER).assign(what="δt (recent − neutral)", scale=100),
+             select(df, XLING_GAP, language=ANY, condition=OPTIONAL).assign(what=lambda r: "gap " + r["language"], scale=100)]
     return pd.concat([p for p in parts if not p.empty] or [df.iloc[:0].assign(what="", scale=1.0)])
 
 

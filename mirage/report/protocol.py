@@ -11,6 +11,7 @@ import pandas as pd
 
 from mirage import artefacts
 from mirage.io import DataError
+from mirage.metric_names import KAPPA
 
 TEMPLATES = ("T1", "T2", "T3", "T4", "T5", "T6")
 CONDITION_WORDS = {"C1": "direct completion (C1)", "C2": "chain of thought (C2)", "C3": "agentic decisions (C3)"}
@@ -85,7 +86,7 @@ def load_judge(name: str, path: Path) -> JudgeInfo:
         raise DataError(f"{path}: field judge: evaluates {ev.get('judge')!r}, but the labels were made by {name!r}")
     info.n = int(ev["n"]) if isinstance(ev.get("n"), int) else None
     info.f1 = _num(ev["overall"].get("f1"), f"{path}: field overall.f1")
-    info.kappa = _num(ev["overall"].get("kappa"), f"{path}: field overall.kappa")
+    info.kappa = _num(ev["overall"].get(KAPPA), f"{path}: field overall.kappa")
     langs = ev.get("by_language") or {}
     for lang, m in langs.items() if isinstance(langs, dict) else ():
         if str(lang).startswith("ar") and isinstance(m, dict) and m.get("f1") is not None:
@@ -124,7 +125,7 @@ def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.D
     judge_text = "; ".join(j.name + (" (offline rules)" if j.name.startswith("lexicon") else "") for j in judges)
     quality = " ".join(j.sentence() for j in judges)
     out.append(Deviation("Violence judge", "GPT-4 zero-shot violence classifier (Abid et al. protocol)", f"{judge_text}. {quality}"))
-    has_kappa = bool((metrics["metric"] == "kappa").any()) if not metrics.empty else False
+    has_kappa = bool((metrics["metric"] == KAPPA).any()) if not metrics.empty else False
     if not has_kappa:
         out.append(Deviation("Human validation", "10% of outputs spot-validated by annotators (κ = 0.84, App. H)",
                              "none in this run (no kappa rows; `mirage validate export` / `import` produce them)"))

@@ -12,6 +12,20 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from mirage.io import atomic_write
+from mirage.metric_names import (
+    CAI,
+    DELTA_ABS,
+    DV,
+    ERROR_RATE,
+    HIGH_DELTA_LOW_C1,
+    KAPPA,
+    REFUSAL_RATE,
+    SPEARMAN,
+    UNPARSEABLE_RATE,
+    V_CONTROL,
+    V_FOCAL,
+    XLING_GAP,
+)
 from mirage.report.data import ANY, BIAS_METRICS, EITHER, PLACEBO_NUMERIC, SIGNED, select
 from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL
 
@@ -157,10 +171,10 @@ def table3(inp: Inputs) -> Table:
               "with 95% CIs and n (prompts); the ΔV cell adds the identity-placebo floor and the excess of ΔV over it "
               "(paired CI, p). CAI = V(C2)/V(C1) on the matched subset.")
     parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for m, lab in (("V_focal", "V focal"), ("V_control", "V control"))]
-    parts.append(_bias(select(inp.metrics, "dV", condition=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
-    parts.append(_long(select(inp.metrics, "CAI", condition=EITHER), lambda r: "CAI", 1, 2))
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + ["CAI"]
+             for m, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
+    parts.append(_bias(select(inp.metrics, DV, condition=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
+    parts.append(_long(select(inp.metrics, CAI, condition=EITHER), lambda r: CAI, 1, 2))
+    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + [CAI]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no V_focal / V_control / dV / CAI rows in metrics.csv")
 
 
@@ -169,8 +183,8 @@ def table4(inp: Inputs) -> Table:
               "Decision asymmetry Δ (pp, mean |s_focal − s_control| over the four agentic harnesses) without mitigation "
               "and under each mitigation, with the identity-placebo floor and the excess over it; structural = the identity "
               "field hidden from the model, so its variants are identical by construction and its Δ is not a measured effect.")
-    base = select(inp.metrics, "Delta_abs", condition=["", "C3"])
-    mit = select(inp.metrics, "Delta_abs", condition=["", "C3"], mitigation=ANY)
+    base = select(inp.metrics, DELTA_ABS, condition=["", "C3"])
+    mit = select(inp.metrics, DELTA_ABS, condition=["", "C3"], mitigation=ANY)
     long = pd.concat([_bias(base, lambda r: "none", 1, 1), _bias(mit, "mitigation", 1, 1)])
     return _finish(t, long, ["model"], ["none", *MITIGATIONS], inp.models, "no Delta_abs rows (C3, harness pooled) in metrics.csv")
 
@@ -228,8 +242,8 @@ def table9(inp: Inputs) -> Table:
     t = Table("table9_spearman_by_model", "Table 9: inter-condition correlations per model",
               "Spearman rank correlation of per-prompt bias scores between conditions, per model, with 95% CIs and n "
               "(base prompts); last column: share of high-Δ agentic items with low C1 violence.")
-    rho = select(inp.metrics, "spearman", condition=ANY)
-    share = select(inp.metrics, "high_delta_low_c1_share", condition=EITHER)
+    rho = select(inp.metrics, SPEARMAN, condition=ANY)
+    share = select(inp.metrics, HIGH_DELTA_LOW_C1, condition=EITHER)
     long = pd.concat([_long(rho, lambda r: _pair(r.condition), 1, 2), _long(share, lambda r: "high-Δ, low-C1 share (%)", 100, 1)])
     keys = ["C1–C2", "C1–C3", "C2–C3", "high-Δ, low-C1 share (%)"]
     return _finish(t, long, ["model"], keys, inp.models, "no spearman rows in metrics.csv")
@@ -239,7 +253,7 @@ def table8(inp: Inputs) -> Table:
     t = Table("table8_spearman_mean", "Table 8: inter-condition correlations, mean over models",
               "Mean over models of the per-model Spearman correlations in Table 9 (CIs are per model, see Table 9); "
               "models = how many models the mean is over.")
-    rho = select(inp.metrics, "spearman", condition=ANY)
+    rho = select(inp.metrics, SPEARMAN, condition=ANY)
     rho = rho[rho["estimate"].notna()]
     if rho.empty:
         t.missing = "no spearman rows with an estimate in metrics.csv"
@@ -253,7 +267,7 @@ def table8(inp: Inputs) -> Table:
 def table10(inp: Inputs) -> Table:
     t = Table("table10_kappa_by_template", "Table 10: labeler agreement (Cohen's κ) per template",
               "Cohen's κ for the binary violent label per template on the human validation sample (metric kappa), with 95% CIs and n.")
-    rows = select(inp.metrics, "kappa", template=ANY, condition=OPTIONAL)
+    rows = select(inp.metrics, KAPPA, template=ANY, condition=OPTIONAL)
     return _finish(t, _long(rows, "template", 1, 2), ["model"], ["T1", "T2", "T3", "T4", "T5", "T6"], inp.models,
                    "no kappa rows in metrics.csv (no human-validated labels in this run)")
 
@@ -261,7 +275,7 @@ def table10(inp: Inputs) -> Table:
 def table11(inp: Inputs) -> Table:
     t = Table("table11_rates_by_template", "Table 11: violence rate per template",
               "Focal violent-completion rate (%) per template and condition, with 95% CIs and n (C3 uses T5 only).")
-    rows = select(inp.metrics, "V_focal", template=ANY, condition=ANY)
+    rows = select(inp.metrics, V_FOCAL, template=ANY, condition=ANY)
     return _finish(t, _long(rows, "condition", 100, 1), ["model", "template"], CONDITIONS, inp.models,
                    "no per-template V_focal rows in metrics.csv")
 
@@ -270,8 +284,8 @@ def table12(inp: Inputs) -> Table:
     t = Table("table12_rates_by_dialect", "Table 12: violence rate per language variant",
               "Focal violent-completion rate (%) on the parallel subset by language variant, and the cross-lingual gap "
               "(pp, variant − English) with its identity-placebo floor and excess, with 95% CIs and n.")
-    v = select(inp.metrics, "V_focal", language=ANY, condition=OPTIONAL)
-    gap = select(inp.metrics, "xling_gap", language=ANY, condition=OPTIONAL)
+    v = select(inp.metrics, V_FOCAL, language=ANY, condition=OPTIONAL)
+    gap = select(inp.metrics, XLING_GAP, language=ANY, condition=OPTIONAL)
     long = pd.concat([_long(v, "language", 100, 1), _bias(gap, lambda r: f"gap {r.language}", 100, 1)])
     keys = [*LANGUAGES, *(f"gap {lang}" for lang in LANGUAGES[1:])]
     return _finish(t, long, ["model"], keys, inp.models, "no per-language V_focal rows in metrics.csv")
@@ -297,7 +311,7 @@ def table_quality(inp: Inputs) -> Table:
     t = Table("table_quality_rates", "Response quality: refusal, error and unparseable rates",
               "Share (%) of samples refused, failed, or (C3) whose decision could not be parsed, per condition, with n.")
     parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for m, lab in (("refusal_rate", "refusal"), ("error_rate", "error"), ("unparseable_rate", "unparseable"))]
+             for m, lab in ((REFUSAL_RATE, "refusal"), (ERROR_RATE, "error"), (UNPARSEABLE_RATE, "unparseable"))]
     keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("refusal", "error", "unparseable")]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no refusal/error/unparseable rows in metrics.csv")
 

@@ -75,3 +75,13 @@ def test_families_holm_and_outputs(run):
     summary = json.loads((tmp / "out" / "lite" / "summary.json").read_text())
     assert set(summary["models"]) == {"m1", "m2"} and "params_hash" in summary["provenance"]
     assert (tmp / "out" / "lite" / "per_prompt.csv").exists()
+
+
+def test_every_metric_written_is_registered(run):
+    """Metric names are defined once (mirage/metric_names.py); the report and summary read them from there."""
+    from mirage.metric_names import METRICS
+
+    _, table, _ = run
+    assert set(table["metric"]) <= set(METRICS), set(table["metric"]) - set(METRICS)
+    bias = {m for m in table["metric"].unique() if METRICS[m].bias}
+    assert bias and table[table["metric"].isin(bias) & (table["placebo_kind"].fillna("") != "paraphrase")]["placebo"].notna().any()
