@@ -72,6 +72,8 @@ def output_params(spec: ModelSpec, st: Settings) -> dict[str, Any]:
     params: dict[str, Any] = {"temperature": st.temperature, "top_p": st.top_p, "max_tokens": st.max_tokens}
     if spec.provider in ("local", "vllm"):
         params.update(dtype=spec.dtype, quantization=spec.quantization, gguf_file=spec.gguf_file)
+    if spec.sampling_extra:  # only when set, so keys of models without extras stay as they were
+        params["extra"] = dict(sorted(spec.sampling_extra.items()))
     return params
 
 
