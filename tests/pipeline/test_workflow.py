@@ -71,6 +71,9 @@ def test_slurm_profile_dry_run_maps_gpus(root):
     assert result.returncode == 0, out
     assert "Using profile workflow/profiles/slurm" in out
     assert re.search(r"rule generate_C1:.*?resources: [^\n]*gpu=8", out, re.S)
+    for job in re.findall(r"rule (\w+):\n(?:    [^\n]*\n)*?    resources: ([^\n]*)", out):  # model jobs -> gpu
+        partition = re.search(r"slurm_partition=(\w+)", job[1]).group(1)
+        assert partition == ("gpu" if job[0].startswith(("generate_", "probe")) else "cpu"), job
 
 
 def test_kubernetes_profile_dry_run(root, tmp_path):
