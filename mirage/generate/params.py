@@ -47,6 +47,12 @@ class ModelSpec(BaseModel):
     price_out_per_mtok: float | None = Field(None, ge=0, description="USD per 1M output tokens (estimates).")
     throughput_tok_s: float | None = Field(None, gt=0, description="Expected aggregate output tokens/s of one job (vllm: on `gpus` GPUs; local: on this kind of machine), for estimates.")
     batch_size: int = Field(16, ge=1, description="Rows per forward batch (local provider); not part of the store key.")
+    sampling_extra: dict[str, float | int | bool | str] = Field(
+        default_factory=dict,
+        description="Extra sampling fields sent in the request body of OpenAI-compatible servers (e.g. top_k, min_p, "
+        "repetition_penalty: llama.cpp and vLLM otherwise apply their own defaults or the model's generation config). "
+        "Part of the store key when set (an empty dict leaves existing keys unchanged).",
+    )
 
     #: Settings that change how a job runs but never what it produces: left out of the store key and of the
     #: workflow's rerun trigger (both read `output_settings`, so the two can never disagree).
@@ -64,6 +70,9 @@ class ModelSpec(BaseModel):
         if self.provider not in WEIGHT_PROVIDERS:
             for name in self.WEIGHTS:
                 out.pop(name)
+        extra = out.pop("sampling_extra")
+        if extra:  # only when set, so the keys of models without extras stay as they were
+            out["extra"] = dict(sorted(extra.items()))
         return out
 
     @model_validator(mode="after")
@@ -72,6 +81,11 @@ class ModelSpec(BaseModel):
             raise ValueError("anthropic models support mode 'chat' only")
         if self.provider not in WEIGHT_PROVIDERS and (self.dtype != "auto" or self.quantization or self.gguf_file):
             raise ValueError(f"{', '.join(self.WEIGHTS)} apply to local/vllm models only, not to provider {self.provider!r}")
+        if self.sampling_extra and self.provider != "openai":
+            raise ValueError("sampling_extra is sent to OpenAI-compatible servers only (provider 'openai')")
+        reserved = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "n", "stream"}
+        if clash := sorted(reserved & set(self.sampling_extra)):
+            raise ValueError(f"sampling_extra cannot set {', '.join(clash)} (set by the protocol params)")
         if self.provider == "vllm" and self.gpus < self.tensor_parallel_size:
             raise ValueError(f"gpus ({self.gpus}) must be >= tensor_parallel_size ({self.tensor_parallel_size})")
         return self

@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from mirage.generate.cli import generate
@@ -171,3 +172,26 @@ def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
     finally:
         server.kill()
         server.wait()
+
+
+def test_sampling_extra_is_sent_in_the_body_and_enters_the_key_only_when_set():
+    from mirage.generate.runner import Settings, make_sample
+    from tests.generate.fake_server import digest_of
+
+    with FakeServer() as srv:
+        p = OpenAIProvider("fake", spec(srv.url, sampling_extra={"top_k": 40, "min_p": 0.05}))
+        (s,) = samples(1)
+        body = p.body(s)
+        assert (body["top_k"], body["min_p"]) == (40, 0.05)
+        r = run(p, [s])["k0"]
+        assert r.error is None and r.text.startswith(f"reply-{digest_of(body)} ")  # the server got the extras
+    st = Settings(1, 16, 0.7, 1.0, 1)
+    sent = {"messages": [{"role": "user", "content": "x"}]}
+    plain, extra = spec("http://x"), spec("http://x", sampling_extra={"top_k": 40})
+    key = make_sample(plain, True, "r", 0, sent, st).key
+    assert make_sample(spec("http://x", sampling_extra={}), True, "r", 0, sent, st).key == key
+    assert make_sample(extra, True, "r", 0, sent, st).key != key
+    with pytest.raises(ValueError, match="temperature"):
+        spec("http://x", sampling_extra={"temperature": 0.1})
+    with pytest.raises(ValueError, match="openai"):
+        ModelSpec(provider="anthropic", sampling_extra={"top_k": 5})

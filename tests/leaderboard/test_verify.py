@@ -201,7 +201,7 @@ def test_valid_bundle_is_accepted_as_archive_and_folder(run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "valid: smollm2-135m" in result.output and "recomputed and equal" in result.output
     entry = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
-    assert entry["manifest"]["split"] == "test" and entry["manifest"]["judge"]["name"] == "lexicon-v1"
+    assert entry["manifest"]["split"] == "test" and entry["manifest"]["judge"]["name"] == "parse-v1"
     assert (board / "bundles" / "smollm2-135m--test.tar.gz").exists()
     # the board's copy of the bundle verifies too, and a folder bundle is accepted
     folder = unpack(run["bundle"], tmp_path / "x")

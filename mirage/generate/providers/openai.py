@@ -42,7 +42,7 @@ class OpenAIProvider(Provider):
     def body(self, s: Sample) -> dict[str, Any]:
         """Request body for one sample (shared by the live and the Batch API path)."""
         body: dict[str, Any] = {"model": self.spec.model_id, "max_tokens": s.max_tokens, "temperature": s.temperature,
-                                "top_p": s.top_p, "n": 1}
+                                "top_p": s.top_p, "n": 1, **self.spec.sampling_extra}
         if s.seed is not None:
             body["seed"] = s.seed
         if self.spec.mode == "chat":
