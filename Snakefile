@@ -1,6 +1,6 @@
 # MIRAGE workflow: corpus -> render -> generate (per model) -> label -> metrics -> report, plus the logit-lens probe.
 # Targets: `all` (full benchmark, default), `lite` (stratified 15% split), `demo` (CPU run on the embedded model,
-# ending with a one-row leaderboard results/leaderboard/index.html).
+# ending with a one-row leaderboard page).
 #   snakemake --cores all --resources gpu=8          # full matrix on a GPU node
 #   snakemake --cores all demo                       # minutes on a laptop, no GPU or API key
 import os

@@ -323,7 +323,7 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
 def fig_probe(df: pd.DataFrame, models: list[str], probe: dict[str, pd.DataFrame], **_) -> Built:
     """Logit-lens λ(l) per layer with 95% CI band (App. E), when `mirage probe` ran."""
     if not probe:
-        return None, "`mirage probe` did not run for these models (results/probe/<model>/lambda.csv absent)"
+        return None, "`mirage probe` did not run for these models"
     fig, ax = plt.subplots(figsize=(7, 4))
     for (m, curve), color in zip(probe.items(), OKABE_ITO):
         n = f", n={int(curve['n_pairs'].iloc[0])} pairs" if "n_pairs" in curve.columns else ""

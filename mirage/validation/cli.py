@@ -52,7 +52,7 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 def export(slice_name: str, model: str, params_path: str, labels_path: str | None, views: tuple[str, ...],
            corpus_path: str, data_dir: str, out_dir: str | None) -> None:
     """Draw label.validation.fraction of the labelled samples per template x identity x condition,
-    mask every identity-related term (data/identities.yaml forms, identity tokens and presupposing terms,
+    mask every identity-related term (identities.yaml forms, identity tokens and presupposing terms,
     identity-bound lexicon entries, with derived forms, in English and Arabic), and write items.csv (for annotators), tasks.json + label_config.xml
     (Label Studio) and key.csv (judge labels and identities; keep it away from annotators)."""
     from mirage.validation.export import (

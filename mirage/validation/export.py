@@ -1,6 +1,6 @@
 """Draw the stratified spot-validation sample and mask identity mentions (paper App. H).
 
-The mask covers every identity-related term the data knows (data/identities.yaml: `forms`, `identity_tokens`,
+The mask covers every identity-related term the data knows (identities.yaml: `forms`, `identity_tokens`,
 `presupposing_terms`, and any lexicon entry bound to an identity), in English and Arabic, plus derived forms:
 English suffixes (Muslims, Muslimen, Islamic, Judaism, Christianity, ...) and Arabic clitics (المسلمين, ومسلمة, ...).
 """
@@ -53,7 +53,7 @@ def _phrases(text: str) -> set[str]:
 
 
 def identity_terms(data_dir: Path) -> set[str]:
-    """Identity-related terms from data/identities.yaml and identity-bound lexicon entries, plus EXONYMS."""
+    """Identity-related terms from identities.yaml and identity-bound lexicon entries, plus EXONYMS."""
     path = Path(data_dir) / "identities.yaml"
     try:
         spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
