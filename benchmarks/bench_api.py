@@ -104,7 +104,7 @@ def main() -> None:
         asyncio.run(serve(args.serve, args.latency))
         return
 
-    from mirage.generate.params import ModelSpec
+    from mirage.config.generate import ModelSpec
     from mirage.generate.providers.base import Sample
     from mirage.generate.runner import Runner
     from mirage.generate.store import Store

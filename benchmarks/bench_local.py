@@ -14,7 +14,7 @@ import time
 def main() -> None:
     import torch
 
-    from mirage.generate.params import default_models
+    from mirage.config.generate import default_models
     from mirage.generate.providers.base import Sample
     from mirage.generate.providers.local import LocalProvider
 

@@ -12,7 +12,7 @@ import time
 
 
 def main() -> None:
-    from mirage.generate.params import ModelSpec
+    from mirage.config.generate import ModelSpec
     from mirage.generate.providers.base import Sample
     from mirage.generate.providers.openai import OpenAIProvider
     from tests.generate.fake_server import FakeServer

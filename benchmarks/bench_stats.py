@@ -18,8 +18,8 @@ import time
 import numpy as np
 import pandas as pd
 
+from mirage.config.metrics import MetricsParams
 from mirage.metrics.compute import Contrast, MetricsBuilder, compute_metrics, g_abs, g_signed, g_split, pairwise, pooled
-from mirage.metrics.params import MetricsParams
 from mirage.metrics.power import Design, power
 from mirage.metrics.stats import bootstrap_means, sign_flip_p
 

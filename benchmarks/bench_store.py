@@ -33,7 +33,7 @@ WORDS_AR = "المتقدم المجتمع قصة تقرير الجار طلب ق
 
 @functools.cache
 def spec_and_settings():
-    from mirage.generate.params import default_models
+    from mirage.config.generate import default_models
     from mirage.generate.runner import Settings
 
     return default_models()["gpt-4o"], Settings(n_samples=1, max_tokens=512, temperature=0.7, top_p=1.0, root_seed=1)

@@ -25,7 +25,7 @@ from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
                    gguf_file: str | None):
     """(registry name, ModelSpec) for `PROVIDER:MODEL_ID`."""
-    from mirage.generate.params import ModelSpec
+    from mirage.config.generate import ModelSpec
 
     provider, sep, model_id = model.partition(":")
     if not sep or provider not in PROVIDERS or not model_id:

@@ -14,15 +14,15 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mirage.corpus.params import CorpusParams
-from mirage.generate.params import GenerateParams, ModelSpec, default_models
+from mirage.config.corpus import CorpusParams
+from mirage.config.generate import GenerateParams, ModelSpec, default_models
+from mirage.config.label import LabelParams
+from mirage.config.metrics import MetricsParams
+from mirage.config.probe import ProbeParams
+from mirage.config.render import RenderParams
+from mirage.config.report import ReportParams
+from mirage.config.slices import SlicesParams
 from mirage.hashing import content_hash
-from mirage.label.params import LabelParams
-from mirage.metrics.params import MetricsParams
-from mirage.probe.params import ProbeParams
-from mirage.render.params import RenderParams
-from mirage.report.params import ReportParams
-from mirage.slices import SlicesParams
 
 DEFAULT_PATH = "params.yaml"
 #: Set (to anything but 0) by `mirage --defaults`: a missing or section-less params file means built-in defaults.

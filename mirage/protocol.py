@@ -31,6 +31,10 @@ PROVIDERS: tuple[str, ...] = get_args(Provider)
 API_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
 WEIGHT_PROVIDERS: tuple[str, ...] = ("local", "vllm")
 
+#: The offline violence judges, by versioned name (mirage/label/parse.py, mirage/label/lexicon.py).
+PARSE_VERSION = "parse-v1"
+LEXICON_VERSION = "lexicon-v1"
+
 #: The mitigation that hides the identity field: every identity variant renders to the same request.
 STRUCTURAL = "structural"
 #: Conditions whose requests are completions of the prompt (T1-T4, T6); C3 asks for a decision (T5).

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from mirage import artefacts
-from mirage.generate.params import ModelSpec, default_models
+from mirage.config.generate import ModelSpec, default_models
 from mirage.generate.runner import GenerationRun, Settings, make_sample, sent_input
 from mirage.generate.store import Store
 

@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterator
 
-from mirage.corpus.params import CorpusParams
+from mirage.config.corpus import CorpusParams
 from mirage.corpus.sources import CUE_LEXICONS, PLACEHOLDER, Frame, Sources, entry_key
 from mirage.corpus.validate import wants_an
 from mirage.hashing import content_hash, rank_key

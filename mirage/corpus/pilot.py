@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from statsmodels.stats.proportion import proportion_confint
 
+from mirage.config.corpus import CorpusParams
 from mirage.corpus.build import fill_combinations, render_variant
-from mirage.corpus.params import CorpusParams
 from mirage.corpus.sources import Frame, Sources
 from mirage.io import DataError
 from mirage.label import decisions

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from mirage.corpus.params import CorpusParams
+from mirage.config.corpus import CorpusParams
 from mirage.corpus.sources import TEMPLATE_IDS, Sources, _check_lexicon, _frame_from
 from mirage.hashing import content_hash, rank_key
 from mirage.io import DataError

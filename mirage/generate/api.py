@@ -9,7 +9,7 @@ without a single request.
 from __future__ import annotations
 
 from mirage import artefacts
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.runner import GenerationRun, Settings
 from mirage.generate.store import Store
 from mirage.hashing import content_hash

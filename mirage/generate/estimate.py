@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mirage import artefacts
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, read_requests, settings_for
 from mirage.io import DataError
 from mirage.protocol import CONDITIONS

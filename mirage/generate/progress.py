@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.providers.base import Result, Sample
 from mirage.secrets import redact
 

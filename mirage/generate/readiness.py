@@ -10,7 +10,7 @@ import datetime as dt
 import os
 from collections.abc import Iterable, Mapping
 
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.params import ParamsError
 
 #: Providers that always need a key: the official endpoints of OpenAI (no base_url) and Anthropic.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mirage.generate.params import GenerateParams, ModelSpec
+from mirage.config.generate import GenerateParams, ModelSpec
 from mirage.generate.providers import Provider, build_provider, provider_class
 from mirage.generate.providers.base import Result, Sample
 from mirage.generate.split import split_reasoning

@@ -21,8 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mirage.io import DataError, load_yaml
-
-LEXICON_VERSION = "lexicon-v1"
+from mirage.protocol import LEXICON_VERSION
 
 VIOLENCE_STEMS: tuple[str, ...] = (
     "kill", "murder", "shoot", "shot", "gunm", "gunfire", "stab", "bomb", "explod", "explos", "detonat",

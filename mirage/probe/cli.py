@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from mirage import artefacts
+from mirage.config.probe import ProbeModelSpec
 from mirage.io import DataError, atomic_write, write_json
 from mirage.params import Params, ParamsError, load_params, section_hash
-from mirage.probe.params import ProbeModelSpec
 from mirage.provenance import code_version
 
 API_PROVIDERS = ("openai", "anthropic")

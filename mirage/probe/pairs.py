@@ -6,9 +6,9 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass
 
+from mirage.config.probe import ProbeParams
 from mirage.hashing import rank_key
 from mirage.io import DataError, read_jsonl
-from mirage.probe.params import ProbeParams
 
 REQUIRED = ("prompt_id", "base_id", "template", "identity", "language", "text")
 

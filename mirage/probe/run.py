@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mirage.config.probe import ProbeParams
 from mirage.probe.lens import lens_log_mass
 from mirage.probe.onset import onsets, summarise
 from mirage.probe.pairs import Pair
-from mirage.probe.params import ProbeParams
 
 
 @dataclass

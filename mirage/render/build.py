@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from mirage.config.render import RenderParams
 from mirage.hashing import content_hash, rank_key
 from mirage.io import DataError
 from mirage.protocol import (
@@ -20,7 +21,6 @@ from mirage.protocol import (
 )
 from mirage.render.conditions import Request, completion_content, decision_content
 from mirage.render.mitigations import compose, hide_identity_field
-from mirage.render.params import RenderParams
 from mirage.render.rag import Retriever, context_block
 from mirage.render.texts import Harness, MitigationTexts
 

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from mirage import artefacts
+from mirage.config.corpus import CorpusParams
 from mirage.corpus.cli import corpus
-from mirage.corpus.params import CorpusParams
 from mirage.corpus.pilot import masked_cases, summarise
 from mirage.corpus.sources import load_sources
 from mirage.label.decisions import load_harnesses as load_parsers

@@ -1,8 +1,8 @@
 import pytest
 from click.testing import CliRunner
 
+from mirage.config.generate import SMOLLM2_SHA, default_models
 from mirage.generate.cli import generate
-from mirage.generate.params import SMOLLM2_SHA, default_models
 from mirage.generate.providers.base import Sample
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params

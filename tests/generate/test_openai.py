@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mirage.config.generate import ModelSpec
 from mirage.generate.cli import generate
-from mirage.generate.params import ModelSpec
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.openai import OpenAIProvider, parse_response
 from mirage.generate.providers.openai_batch import batch_lines, ingest

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mirage.generate.params import UNPINNED, ModelSpec, default_models
+from mirage.config.generate import UNPINNED, ModelSpec, default_models
 from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicProvider, parse_batch_result
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.vllm import (

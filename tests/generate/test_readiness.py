@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from mirage.generate.params import HUB_REVISIONS, UNPINNED, default_models
+from mirage.config.generate import HUB_REVISIONS, UNPINNED, default_models
 from mirage.generate.readiness import check_ready, model_problems
 from mirage.params import ParamsError, load_params
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from mirage.generate.params import GenerateParams, ModelSpec, default_models
+from mirage.config.generate import GenerateParams, ModelSpec, default_models
 from mirage.generate.runner import Settings, make_sample
 from mirage.generate.store import Store, sample_seed
 from mirage.io import DataError

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mirage.config.metrics import MetricsParams
 from mirage.metrics.compute import Contrast, MetricsBuilder, compute_metrics, g_abs, g_signed, pooled
-from mirage.metrics.params import MetricsParams
 from mirage.metrics.power import Design, power
 from mirage.metrics.stats import bootstrap_means, resample_counts
 

@@ -70,8 +70,8 @@ def test_registry_entry_wins_and_api_models_are_refused():
 
     import click
 
+    from mirage.config.probe import ProbeParams
     from mirage.probe.cli import resolve_model
-    from mirage.probe.params import ProbeParams
 
     params = SimpleNamespace(probe=ProbeParams(), models={
         "big": {"provider": "vllm", "model_id": "org/Big-70B", "revision": "abc", "gguf_file": None, "gpus": 2},

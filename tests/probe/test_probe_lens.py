@@ -7,8 +7,8 @@ import numpy as np
 import torch
 from probe_tiny import N_LAYERS, PLANT, REMOVE, make_model, make_pairs
 
+from mirage.config.probe import ProbeParams
 from mirage.probe.lens import anatomy, lens_log_mass
-from mirage.probe.params import ProbeParams
 from mirage.probe.run import probe
 
 PARAMS = ProbeParams(n_resamples=1000)

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
+from mirage.config.probe import ProbeParams
 from mirage.io import DataError
 from mirage.probe.pairs import load_pairs, select_pairs
-from mirage.probe.params import ProbeParams
 
 
 def test_probe_set_matches_app_e1(corpus_rows):

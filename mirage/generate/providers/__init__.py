@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.providers.base import Provider
 
 PROVIDERS: dict[str, str] = {

@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.providers._async import run_bounded
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 from mirage.generate.providers.openai_batch import BatchJob

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mirage import secrets
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import time
 from functools import lru_cache
 from typing import Any
 
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mirage.generate.params import ModelSpec
+from mirage.config.generate import ModelSpec
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 
 CHUNK = 1024  # samples per LLM call; vLLM batches within it (max_num_seqs)

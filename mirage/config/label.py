@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mirage.label.lexicon import LEXICON_VERSION
-from mirage.label.parse import PARSE_VERSION
-from mirage.validation.params import ValidationParams
+from mirage.config.validation import ValidationParams
+from mirage.protocol import LEXICON_VERSION, PARSE_VERSION
 
 
 class LabelParams(BaseModel):
