@@ -24,7 +24,7 @@ CONF=/etc/slurm
 
 install() {
     command -v slurmctld >/dev/null && command -v munged >/dev/null && return
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge
 }
 
 write_config() {
