@@ -272,7 +272,7 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
     # --- validate export: the labels it samples and the identity forms it masks ---
     ("validate-labels-missing-field", "validate", _set(lambda env: env.own_labels, '{"key": "k0"}\n'), ("demo.jsonl:1", "missing field")),
     ("validate-identities-without-forms", "validate",
-     lambda env: (_jsonl(env.own_labels, [_label_row(0)]), _edit_yaml(IDENT(env), _drop("forms"))), ("identities.yaml", "field 'forms'")),
+     lambda env: (_jsonl(env.own_labels, [_label_row(0)]), _edit_yaml(IDENT(env), _drop("forms"))), ("identities.yaml", "field forms")),
 ]
 
 

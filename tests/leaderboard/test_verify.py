@@ -178,7 +178,7 @@ CASES = [
     ("symlinked_file", lambda f, c: (f / "extra.jsonl").symlink_to(f / "labels.jsonl"), False, "extra.jsonl: a link"),
     ("subfolder", lambda f, c: (f / "more").mkdir(), False, "more: unexpected folder"),
     ("truncated_file_rehashed", _truncate, True, "not valid JSON"),
-    ("not_utf8_labels", lambda f, c: (f / "labels.jsonl").write_bytes(b"\xff\xfe{}\n"), True, "labels.jsonl: not UTF-8"),
+    ("not_utf8_labels", lambda f, c: (f / "labels.jsonl").write_bytes(b"\xff\xfe{}\n"), True, "labels.jsonl:1: not valid UTF-8"),
     ("metrics_header", lambda f, c: (f / "metrics.csv").write_text("a,b\n1,2\n", encoding="utf-8"), True,
      "metrics.csv:1: header differs"),
 ]
