@@ -33,6 +33,8 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
 @click.option("--harness-dir", type=click.Path(file_okay=False), default=artefacts.harness_dir(), show_default=True, help="Harness titles for axis labels.")
 @click.option("--news", type=click.Path(dir_okay=False), default=artefacts.news(), show_default=True,
               help="The news corpus the requests were rendered with (named among the protocol deviations).")
+@click.option("--corpus-stats", type=click.Path(dir_okay=False), default=artefacts.corpus_stats()["csv"], show_default=True,
+              help="Corpus depth table from `mirage corpus` (frames, words, near-duplicates, cues); optional.")
 @click.option("--judge-eval", "judge_eval", type=click.Path(dir_okay=False),
               help=f"judge_eval.json of the judge that labelled V (`mirage judge eval`).  [default: {artefacts.judge_eval('{judge}')} for the judge named in the labels]")
 @click.option("--requests-dir", default=artefacts.requests_dir(), show_default=True, type=click.Path(file_okay=False),
@@ -41,7 +43,8 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
 @click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
 @click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser beside it).  [default: {artefacts.report('{slice}')}]")
 def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
-           estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, judge_eval: str | None,
+           estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, corpus_stats: str,
+           judge_eval: str | None,
            requests_dir: str, figures_dir: str | None, tables_dir: str | None, out_html: str | None) -> None:
     """Build the paper's figures (2-6, the placebo-floor plot, the probe; PNG+SVG), tables (1, 3, 4, 6-15 as far as
     the run produced them; CSV, Markdown, LaTeX), one self-contained HTML page and a sample browser for SLICE,
@@ -87,7 +90,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         steps.update()
         rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe, labels)
         steps.update()
-        built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths])), tab_dir)
+        built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths]),
+                                                data.load_csv(Path(corpus_stats))), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
         sample_rows = samples.rows(labels, gens)

@@ -177,6 +177,16 @@ def load_probe(paths: list[Path]) -> dict[str, pd.DataFrame]:
     return out
 
 
+def load_csv(path: Path) -> pd.DataFrame | None:
+    """An optional CSV input (None when the run made none)."""
+    if not path.exists():
+        return None
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise DataError(f"{path}: not a valid CSV ({exc})") from None
+
+
 def load_probe_onsets(paths: list[Path]) -> pd.DataFrame:
     """Table 7 rows (`table7.csv` of `mirage probe`) from the given files that exist."""
     frames = [pd.read_csv(path) for path in paths if path.exists()]

@@ -59,6 +59,7 @@ class Inputs:
     generations: pd.DataFrame
     estimate: dict | None
     probe_onsets: pd.DataFrame | None = None
+    corpus_stats: pd.DataFrame | None = None
 
 
 def _fmt(v: float, digits: int) -> str:
@@ -157,6 +158,26 @@ def table1(inp: Inputs) -> Table:
                          "languages": g["language"].nunique() if "language" in lab.columns else float("nan"),
                          "requests": g["request_id"].nunique() if "request_id" in lab.columns else float("nan"),
                          "samples per model": g.size() / n_models}).reset_index()
+    t.data, t.display = data, data.map(_number)
+    return t
+
+
+def table_corpus(inp: Inputs) -> Table:
+    t = Table("table_corpus_depth", "Corpus depth: frames, case files, words, near-duplicates, cues",
+              "Per template (T5: per agentic harness), measured on the English focal text of the corpus this run used "
+              "(`mirage corpus --stats`): base prompts, sentence frames, case files, distinct words, near-duplicate pairs "
+              "(word sets overlapping >= 80 %), identity cue mix (noun / given name / attire), Arabic parallel coverage and "
+              "paraphrased (placebo) base prompts. Few frames make many base prompts close to few independent observations.")
+    st = inp.corpus_stats
+    if st is None or st.empty:
+        t.missing = "no corpus statistics (run `mirage corpus`, which writes them next to the corpus)"
+        return t
+    data = st.assign(near_dup_pct=100 * st["near_dup_rate"])
+    keep = {"group": "group", "bases": "base prompts", "frames": "frames", "cases": "case files",
+            "distinct_words": "distinct words", "near_dup_pct": "near-dup pairs (%)", "cue_noun": "cue: noun",
+            "cue_name": "cue: name", "cue_attire": "cue: attire", "arabic_bases": "Arabic bases",
+            "arabic_feminine_or_plural": "Arabic fem./pl.", "paraphrase_bases": "paraphrased bases"}
+    data = data[[c for c in keep if c in data.columns]].rename(columns=keep)
     t.data, t.display = data, data.map(_number)
     return t
 
@@ -366,7 +387,7 @@ def _number(v: object) -> object:
     return v
 
 
-BUILDERS: list[Callable[[Inputs], Table]] = [table1, table3, table4, table6, table7, table8, table9, table10, table11, table12,
+BUILDERS: list[Callable[[Inputs], Table]] = [table1, table_corpus, table3, table4, table6, table7, table8, table9, table10, table11, table12,
                                               table_models, table15, table_quality]
 
 

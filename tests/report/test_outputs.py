@@ -8,7 +8,10 @@ import shutil
 import pandas as pd
 import pytest
 import synthetic
+from click.testing import CliRunner
 from conftest import run_report
+
+from mirage.report.cli import report
 
 FIGURES = ["fig_placebo_floor", "fig2_violence_by_condition", "fig3_decision_asymmetry", "fig4_time_coupled_rag", "fig5_crosslingual", "fig6_mitigation", "fig_logit_lens"]
 TABLES = ["table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
@@ -304,3 +307,22 @@ def test_sample_browser_page(built):
     row = dict(zip(data["columns"], data["rows"][0]))
     assert row["text"].startswith("SYNTH-") and data["prompts"][row["request_id"]].startswith("[user] SYNTH-PROMPT")
     assert "<b>" not in page.split('id="data">', 1)[0] and "src=\"http" not in page and "<link" not in page
+
+
+def test_corpus_depth_table_is_the_corpus_stats(tmp_path, corpus_rows):
+    """The report shows `mirage corpus --stats` (frames, words, near-duplicates, cues) from the corpus the run used."""
+    from mirage.corpus.stats import corpus_stats, write_stats
+
+    synthetic.write_run(tmp_path)
+    stats = corpus_stats(corpus_rows)
+    write_stats(stats, tmp_path / "stats.csv", tmp_path / "stats.json")
+    params = tmp_path / "params.yaml"
+    params.write_text(synthetic.params_yaml(tmp_path), encoding="utf-8")
+    result = CliRunner().invoke(report, ["--slice", "demo", "--params", str(params), *synthetic.report_args(tmp_path),
+                                         "--requests-dir", str(tmp_path / "requests"), "--corpus-stats", str(tmp_path / "stats.csv")])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "tables" / "demo" / "table_corpus_depth.csv")
+    t1 = next(s for s in stats if s["group"] == "T1")
+    row = table[table["group"] == "T1"].iloc[0]
+    assert row["frames"] == t1["frames"] >= 25 and row["distinct words"] == t1["distinct_words"] >= 600
+    assert "Corpus depth" in (tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8")

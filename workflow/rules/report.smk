@@ -13,6 +13,7 @@ rule report:
         judge_eval=judge_evaluation,
         harnesses=artefacts.harnesses(),
         news=artefacts.news(),
+        corpus_stats=artefacts.corpus_stats()["csv"],
     output:
         page=artefacts.report("{slice}"),
         samples=artefacts.samples_page("{slice}"),
@@ -33,5 +34,5 @@ rule report:
     shell:
         "python -m mirage report --slice {wildcards.slice} --metrics {input.table} {params.labels} {params.views}"
         " --estimate {input.estimate} {params.probes} {params.judge_eval} --harness-dir {params.harness_dir}"
-        " --news {input.news} --requests-dir {params.requests_dir} --figures-dir {output.figures}"
+        " --news {input.news} --corpus-stats {input.corpus_stats} --requests-dir {params.requests_dir} --figures-dir {output.figures}"
         " --tables-dir {output.tables} --out {output.page} > {log} 2>&1"
