@@ -14,7 +14,7 @@ PROBE_TIMEOUT ?= 5
 STAMP := .make/installed
 PROBE = $(PYTHON) -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=float(sys.argv[2]))" "$(TORCH_INDEX)" "$(PROBE_TIMEOUT)" >/dev/null 2>&1
 
-.PHONY: install demo test lite pull resume torch-source
+.PHONY: install demo test test-fast lite pull resume torch-source
 
 install:
 	rm -f $(STAMP)
@@ -57,3 +57,7 @@ SLICE ?= demo
 resume:
 	snakemake --unlock $(if $(filter full,$(SLICE)),all,$(SLICE))
 	snakemake --cores all --rerun-incomplete $(if $(filter full,$(SLICE)),all,$(SLICE))
+
+# The quick tests (minutes): everything but the end-to-end runs marked slow or cluster.
+test-fast: $(STAMP)
+	$(PYTHON) -m pytest -m "not slow and not cluster"

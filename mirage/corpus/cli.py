@@ -87,11 +87,10 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
       mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
       mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline
     """
+    from mirage.api import built_rows, corpus_validator
     from mirage.corpus import splits
-    from mirage.corpus.build import add_paraphrases, build_rows
     from mirage.corpus.sources import load_sources
     from mirage.corpus.stats import corpus_stats, stats_table, write_stats
-    from mirage.corpus.validate import Validator
 
     try:
         params = load_params(params_path)
@@ -111,20 +110,14 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
             click.echo(stats_table(stats))
             click.echo(f"wrote {', '.join(map(str, _stats_paths(out_path)))}")
             return
-        validator = Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, p.identities,
-                              sources.cue_forms(), sources.given_names())
+        validator = corpus_validator(params, sources)
         if check_path is not None:
             path = check_path or out
             rows = list(read_jsonl(path, required=("base_id", "identity", "language", "text", "swap_span")))
             source = path
         else:
-            rows = build_rows(sources, p)
+            rows = built_rows(params, sources, private_dir)
             source = "built corpus"
-            splits.assign_splits(rows, p.lite_fraction, p.seed)
-            add_paraphrases(rows, sources, p)
-            private = splits.private_dir(private_dir)
-            if private is not None:
-                rows += splits.held_out_rows(sources, p, rows, private)
         splits.check_disjoint(rows, source)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None

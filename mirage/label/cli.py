@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -36,31 +35,21 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
     and normalised to s in [0, 1], CoT pathway tags, and refusal/error flags. Failed or
     unparseable samples stay in the file with null labels so metrics can count them.
     """
-    from mirage.label.decisions import load_harnesses
-    from mirage.label.judges import build_judge
-    from mirage.label.labeler import REQUIRED, label_rows
+    from mirage.api import label_rows
+    from mirage.label.labeler import REQUIRED
 
-    stack = ExitStack()
     try:
         params = load_params(params_path)
-        p = params.label
-        harnesses = load_harnesses(data_dir)
-        labeler = build_judge(judge or p.judge, stack, params_path, p.window, data_dir, p.judge_max_tokens, p.judge_batch,
-                              judge_store)
         paths = [Path(v) for v in views] or [Path(v) for v in artefacts.views(params.render, model, slice_name)]
         missing = [str(x) for x in paths if not x.exists()]
         if missing:
             raise DataError(f"{missing[0]}: generation view not found ({len(missing)} missing); run `mirage generate` first")
-        labels: list[dict] = []
-        for path in tqdm(paths, desc=f"label {model}/{slice_name}", unit="file"):
-            rows = list(read_jsonl(path, required=REQUIRED))
-            labels.extend(label_rows(rows, harnesses, labeler, data_dir, source=str(path)))
+        batches = ((str(path), list(read_jsonl(path, required=REQUIRED))) for path in tqdm(paths, desc=f"label {model}/{slice_name}", unit="file"))
+        labels, judge_used = label_rows(params, batches, data_dir, judge, judge_store, params_path)
         out_path = Path(out or artefacts.labels(model, slice_name))
         n = write_jsonl(out_path, labels)
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
-    finally:
-        stack.close()
     counts = Counter((r["condition"], r["violent"], r["parse_ok"], r["refusal"], r["error"]) for r in labels)
     for cond in CONDITIONS:
         rows_c = [(k, v) for k, v in counts.items() if k[0] == cond]
@@ -69,4 +58,4 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
             click.echo(f"{cond}: {total} samples, violent {sum(v for k, v in rows_c if k[1] == 1)}, "
                        f"unparseable {sum(v for k, v in rows_c if not k[2] and not k[3] and not k[4])}, "
                        f"refusals {sum(v for k, v in rows_c if k[3])}, errors {sum(v for k, v in rows_c if k[4])}")
-    click.echo(f"wrote {n} labels ({labeler.name}) to {out_path}")
+    click.echo(f"wrote {n} labels ({judge_used}) to {out_path}")

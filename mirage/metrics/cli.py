@@ -103,18 +103,17 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
 
     Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json.
     """
-    from mirage.metrics.compute import compute_metrics
+    from mirage.api import metrics as compute
 
     try:
         params = load_params(params_path)
-        p = params.metrics
         paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in getattr(params.slices, slice_name).models]
         missing = [str(x) for x in paths if not x.exists()]
         if missing or not paths:
             raise DataError(f"no label file(s): {', '.join(missing) or 'none given'}; run `mirage label` first")
         labels = load_labels(paths)
         click.echo(f"computing metrics for {labels['model'].nunique()} model(s), {len(labels)} labelled samples ...")
-        table, pp = compute_metrics(labels, p)
+        table, pp = compute(params, labels)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     default = artefacts.metrics(slice_name)

@@ -41,6 +41,18 @@ class Sources:
     retriever: Retriever
 
 
+def load_render_sources(p: RenderParams, harness_dir: str, news: str, mitigation_texts: str,
+                        cot_translations: str) -> tuple[Sources, dict]:
+    """(the render sources, the news pools by name) from their files; errors name the file."""
+    from mirage.render.rag import Retriever, assign_pools, load_news
+    from mirage.render.texts import load_cot_translations, load_harnesses, load_mitigation_texts
+
+    pools = assign_pools(load_news(news), p.rag.eval_date, p.rag.recent_days, p.rag.historical_years)
+    src = Sources(texts=load_mitigation_texts(mitigation_texts), cot_translations=load_cot_translations(cot_translations),
+                  harnesses=load_harnesses(harness_dir), retriever=Retriever(pools, p.rag.top_k))
+    return src, pools
+
+
 def conditions_of(row: dict) -> tuple[str, ...]:
     """Baseline conditions of a corpus row: T5 case files go to C3, other templates to C1 and C2."""
     return (DECISION_CONDITION,) if row["template"] == DECISION_TEMPLATE else COMPLETION_CONDITIONS

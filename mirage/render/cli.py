@@ -58,9 +58,7 @@ def render(params_path: str, corpus_path: str, harness_dir: str, news: str, miti
     prints the count table (condition x pool x mitigation x language, per slice).
     """
     from mirage.corpus.splits import check_disjoint
-    from mirage.render.build import CORPUS_FIELDS, Sources, build
-    from mirage.render.rag import Retriever, assign_pools, load_news
-    from mirage.render.texts import load_cot_translations, load_harnesses, load_mitigation_texts
+    from mirage.render.build import CORPUS_FIELDS, build, load_render_sources
 
     try:
         params = load_params(params_path)
@@ -70,13 +68,7 @@ def render(params_path: str, corpus_path: str, harness_dir: str, news: str, miti
             raise DataError(f"{corpus}: not found; run `mirage corpus` first")
         rows = list(read_jsonl(corpus, required=CORPUS_FIELDS))
         check_disjoint(rows, corpus)  # a base prompt in two splits would leak the held-out split into public slices
-        pools = assign_pools(load_news(news), p.rag.eval_date, p.rag.recent_days, p.rag.historical_years)
-        src = Sources(
-            texts=load_mitigation_texts(mitigation_texts),
-            cot_translations=load_cot_translations(cot_translations),
-            harnesses=load_harnesses(harness_dir),
-            retriever=Retriever(pools, p.rag.top_k),
-        )
+        src, pools = load_render_sources(p, harness_dir, news, mitigation_texts, cot_translations)
         by_condition = build(rows, p, src, corpus)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None

@@ -1,0 +1,135 @@
+"""The Python API: every pipeline stage as a function on pandas frames. The `mirage` commands call these
+functions and add only file handling, so a notebook gets exactly what the pipeline computes.
+
+    from mirage import api
+
+    params = api.load_params("params.yaml")
+    prompts = api.corpus(params)                                   # the prompt table (nothing written)
+    requests = api.requests(params, prompts)                       # condition -> request rows
+    views = api.generate(params, "smollm2-135m", "demo", "C1", requests["C1"])   # one row per sample
+    labels = api.label(params, views)                              # violence labels, decisions, refusals
+    table, per_prompt = api.metrics(params, labels)                # metrics.csv and per_prompt.csv
+
+Generation goes through the model's content-addressed store (default: the pipeline's), so a call repeated
+from a notebook sends nothing new. Errors are `mirage.io.DataError` / `mirage.params.ParamsError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from contextlib import ExitStack
+
+import pandas as pd
+
+from mirage import artefacts
+from mirage.io import DataError
+from mirage.params import Params, load_params
+
+__all__ = ["load_params", "corpus", "requests", "generate", "label", "metrics"]
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """Rows of a frame as the stages read them from JSONL: missing values as None, not NaN."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def built_rows(params: Params, sources, private_dir: str | None = None) -> list[dict]:
+    """The prompt rows before validation: built, split (lite/dev, and the held-out test split from `private_dir`),
+    with paraphrase placebos for the lite base prompts."""
+    from mirage.corpus import splits
+    from mirage.corpus.build import add_paraphrases, build_rows
+
+    p = params.corpus
+    rows = build_rows(sources, p)
+    splits.assign_splits(rows, p.lite_fraction, p.seed)
+    add_paraphrases(rows, sources, p)
+    private = splits.private_dir(private_dir)
+    if private is not None:
+        rows += splits.held_out_rows(sources, p, rows, private)
+    return rows
+
+
+def corpus_validator(params: Params, sources):
+    """The Stage-2 validator for these sources and identities."""
+    from mirage.corpus.validate import Validator
+
+    return Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, params.corpus.identities,
+                     sources.cue_forms(), sources.given_names())
+
+
+def corpus_rows(params: Params, data_dir: str = artefacts.DATA, private_dir: str | None = None) -> list[dict]:
+    """The validated prompt rows; raises DataError listing every pair the Stage-2 validator rejects."""
+    from mirage.corpus import splits
+    from mirage.corpus.sources import load_sources
+
+    sources = load_sources(data_dir)
+    rows = built_rows(params, sources, private_dir)
+    splits.check_disjoint(rows, "built corpus")
+    issues = corpus_validator(params, sources).check(rows)
+    if issues:
+        raise DataError(f"built corpus: {len(issues)} rejected item(s):\n" + "\n".join(f"  rejected {i}" for i in issues))
+    return rows
+
+
+def corpus(params: Params, data_dir: str = artefacts.DATA, private_dir: str | None = None) -> pd.DataFrame:
+    """The prompt table (`mirage corpus` writes it as JSONL)."""
+    return pd.DataFrame(corpus_rows(params, data_dir, private_dir))
+
+
+def requests(params: Params, prompts: pd.DataFrame, data_dir: str = artefacts.DATA) -> dict[str, pd.DataFrame]:
+    """Condition -> rendered request rows for every slice (`mirage render` writes them as JSONL)."""
+    from mirage.render.build import build, load_render_sources
+
+    src, _ = load_render_sources(params.render, artefacts.harness_dir(data_dir), artefacts.news(data_dir),
+                                 artefacts.mitigation_texts(data_dir), artefacts.cot_translations(data_dir))
+    return {c: pd.DataFrame(r) for c, r in build(records(prompts), params.render, src, "prompts").items()}
+
+
+def generate(params: Params, model: str, slice_name: str, condition: str, request_rows: pd.DataFrame,
+             store_dir: str | None = None) -> pd.DataFrame:
+    """One view row per (request row of the slice, sample), sending only what the model's store lacks."""
+    from mirage.generate.runner import GenerationRun, settings_for
+    from mirage.generate.store import Store
+
+    if model not in params.models:
+        raise DataError(f"unknown model {model!r}; registry has {', '.join(sorted(params.models))}")
+    sl = getattr(params.slices, slice_name)
+    rows = [r for r in records(request_rows) if slice_name in r["slices"] and r["condition"] == condition]
+    st = settings_for(params.generate, sl.n_samples, sl.max_tokens, condition)
+    with Store.open(store_dir or artefacts.store(model), partition=slice_name) as store:
+        run = GenerationRun(model, params.models[model], st, rows, store, where=f"{condition} requests")
+        try:
+            run.run(params.generate.retry_rounds, params.generate.max_attempts)
+        finally:
+            run.close()
+        return pd.DataFrame(run.view())
+
+
+def label_rows(params: Params, batches: Iterable[tuple[str, list[dict]]], data_dir: str = artefacts.DATA,
+               judge: str | list[str] | None = None, judge_store: str | None = None,
+               params_path: str = "params.yaml") -> tuple[list[dict], str]:
+    """(label rows, judge name) for (source, view rows) batches, with the configured judge (or `judge`) built once;
+    what `mirage label` writes."""
+    from mirage.label.decisions import load_harnesses
+    from mirage.label.judges import build_judge
+    from mirage.label.labeler import label_rows as label_views
+
+    p = params.label
+    harnesses = load_harnesses(data_dir)
+    with ExitStack() as stack:
+        labeler = build_judge(judge or p.judge, stack, params_path, p.window, data_dir, p.judge_max_tokens, p.judge_batch,
+                              judge_store)
+        out = [row for source, views in batches for row in label_views(views, harnesses, labeler, data_dir, source=source)]
+        return out, labeler.name
+
+
+def label(params: Params, views: pd.DataFrame, data_dir: str = artefacts.DATA, judge: str | list[str] | None = None) -> pd.DataFrame:
+    """Violence labels, parsed C3 decisions, refusals and CoT pathways for generation view rows."""
+    return pd.DataFrame(label_rows(params, [("views", records(views))], data_dir, judge)[0])
+
+
+def metrics(params: Params, labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(metrics table, per-prompt table) from label rows, with the statistics of params.metrics."""
+    from mirage.metrics.compute import compute_metrics
+
+    return compute_metrics(labels, params.metrics)
