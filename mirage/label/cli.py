@@ -44,7 +44,8 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
         missing = [str(x) for x in paths if not x.exists()]
         if missing:
             raise DataError(f"{missing[0]}: generation view not found ({len(missing)} missing); run `mirage generate` first")
-        batches = [(str(path), list(read_jsonl(path, required=REQUIRED))) for path in tqdm(paths, desc=f"read {model}/{slice_name}", unit="file")]
+        with tqdm(paths, desc=f"read {model}/{slice_name}", unit="file") as bar:
+            batches = [(str(path), list(read_jsonl(path, required=REQUIRED))) for path in bar]
         labels, judge_used = label_rows(params, batches, data_dir, judge, judge_store, params_path)
         out_path = Path(out or artefacts.labels(model, slice_name))
         n = write_jsonl(out_path, labels)
