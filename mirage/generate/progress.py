@@ -32,7 +32,8 @@ class ConsoleProgress:
         return self.tokens_in / 1e6 * s.price_in_per_mtok + self.tokens_out / 1e6 * s.price_out_per_mtok
 
     def _postfix(self) -> None:
-        rate = (self.tokens_out + self.live_tokens) / max(time.perf_counter() - self.t0, 1e-9)
+        decoded = self.live_tokens or self.tokens_out  # per-step counts where the provider reports them
+        rate = decoded / max(time.perf_counter() - self.t0, 1e-9)
         post = {"tok/s": f"{rate:.0f}", "errors": self.errors}
         cost = self.cost()
         if cost is not None:
@@ -42,13 +43,12 @@ class ConsoleProgress:
     def __call__(self, _sample: Sample, result: Result) -> None:
         self.tokens_in += result.tokens_in
         self.tokens_out += result.tokens_out
-        self.live_tokens = 0
         self.errors += result.error is not None
         self._postfix()
         self.bar.update(result.error is None)
 
     def tokens(self, n: int) -> None:
-        """Tokens decoded so far in an unfinished batch: keeps tokens/s moving between finished calls."""
+        """Tokens decoded in one step of a local batch: keeps tokens/s moving between finished calls."""
         self.live_tokens += n
         now = time.perf_counter()
         if now - self._last >= self.refresh_s:
