@@ -31,9 +31,12 @@ def token_counter(spec: ModelSpec, chars_per_token: float) -> tuple[Callable[[di
         from mirage.hf import load_tokenizer
 
         tok = load_tokenizer(spec.model_id, spec.revision, spec.gguf_file)
-        if spec.mode == "chat":
-            return (lambda r: len(tok.apply_chat_template(r["messages"], add_generation_prompt=True, tokenize=True)),
-                    "model tokenizer + chat template")
+        if spec.mode == "chat":  # encoded exactly as the local provider encodes a request
+            def chat(r: dict) -> int:
+                text = tok.apply_chat_template(r["messages"], add_generation_prompt=True, tokenize=False)
+                return len(tok(text, add_special_tokens=False)["input_ids"])
+
+            return chat, "model tokenizer + chat template"
         return lambda r: len(tok(r["prompt"])["input_ids"]), "model tokenizer"
     field = "messages" if spec.mode == "chat" else "prompt"
 
