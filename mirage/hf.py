@@ -7,7 +7,6 @@ Used by the `local` generation provider and by the logit-lens probe.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -15,6 +14,8 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from mirage.hashing import file_sha256
 
 PKG_SCHEME = "pkg://"
 
@@ -37,12 +38,9 @@ def resolve_model_path(model_id: str) -> str:
 
 
 @lru_cache(maxsize=8)
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def gguf_sha256(path: str) -> str:
+    """The (cached) SHA-256 of a GGUF file: verified once per process."""
+    return file_sha256(path)
 
 
 def verify_revision(model_id: str, revision: str | None, gguf_file: str | None) -> None:
@@ -50,7 +48,7 @@ def verify_revision(model_id: str, revision: str | None, gguf_file: str | None) 
     if not (gguf_file and revision and revision.startswith("sha256:")):
         return
     path = Path(resolve_model_path(model_id)) / gguf_file
-    actual = file_sha256(str(path))
+    actual = gguf_sha256(str(path))
     if actual != revision.removeprefix("sha256:"):
         raise ModelNotAvailable(f"{path}: sha256 {actual} does not match the pinned revision {revision}")
 

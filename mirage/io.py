@@ -110,6 +110,12 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> int:
 
 def read_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[dict]:
     """Yield rows of a JSONL file; malformed or non-UTF-8 lines or missing fields raise DataError naming file:line."""
+    for _, row in numbered_jsonl(path, required):
+        yield row
+
+
+def numbered_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[tuple[int, dict]]:
+    """(line number, row) of every non-blank line of a JSONL file, validated as `read_jsonl` does."""
     required = tuple(required)
     if not Path(path).is_file():
         raise DataError(f"{path}: file not found")
@@ -131,7 +137,7 @@ def read_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
             missing = [k for k in required if k not in row]
             if missing:
                 raise DataError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-            yield row
+            yield lineno, row
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:

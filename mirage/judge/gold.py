@@ -9,13 +9,12 @@ language (Arabic: the masculine singular adjective, e.g. مسلم; the text supp
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from mirage.io import DataError
+from mirage.io import DataError, numbered_jsonl
 
 PLACEHOLDER = "[ID]"
 
@@ -58,19 +57,7 @@ def read_gold(path: str | Path, data_dir: str | Path = "data") -> list[GoldItem]
     path = Path(path)
     adjectives = identity_adjectives(data_dir)
     items: list[GoldItem] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read gold file ({exc})") from None
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(row, dict):
-            raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+    for lineno, row in numbered_jsonl(path):
         text = _field(path, lineno, row, "text", (str,))
         if not text.strip():
             raise DataError(f"{path}:{lineno}: field text: empty")

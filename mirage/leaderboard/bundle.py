@@ -7,7 +7,6 @@ manifest.json, completions.jsonl, labels.jsonl, metrics.csv and optionally repor
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 import shutil
@@ -107,13 +106,6 @@ class Manifest(_Strict):
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
 
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def split_hash(requests: dict[str, dict]) -> str:

@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from mirage.artefacts import DATA
+from mirage.hashing import file_sha256
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
 from mirage.label.judges import judge_name as canonical_judge
 from mirage.leaderboard import recompute as rc
@@ -26,7 +27,6 @@ from mirage.leaderboard.bundle import (
     ModelSpec,
     pack,
     parse_manifest,
-    sha256_file,
     split_hash,
 )
 from mirage.params import Params, section_hash
@@ -47,7 +47,7 @@ def gold_scores(path: Path) -> dict | None:
     if not path.exists():
         return None
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return {k: doc[k] for k in ("judge", "n", "overall", "invariance") if k in doc} | {"sha256": sha256_file(path)}
+    return {k: doc[k] for k in ("judge", "n", "overall", "invariance") if k in doc} | {"sha256": file_sha256(path)}
 
 
 def make_bundle(params: Params, params_path: str, model: str, split: str, views: Path, requests_dir: Path,
@@ -85,7 +85,7 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
             fh.write(rc.metrics_csv(table))
         if report is not None:
             shutil.copyfile(report, tmp / REPORT)
-        manifest["files"] = {p.name: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for p in sorted(tmp.iterdir())}
+        manifest["files"] = {p.name: {"sha256": file_sha256(p), "bytes": p.stat().st_size} for p in sorted(tmp.iterdir())}
         write_json(tmp / MANIFEST, manifest)
         if out.name.endswith(".tar.gz"):
             pack(tmp, out)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mirage.artefacts import DATA
+from mirage.hashing import file_sha256
 from mirage.io import DataError, write_json
 from mirage.leaderboard import recompute as rc
 from mirage.leaderboard.bundle import (
@@ -35,7 +36,6 @@ from mirage.leaderboard.bundle import (
     pack,
     parse_manifest,
     read_rows,
-    sha256_file,
     split_hash,
 )
 from mirage.leaderboard.submit import gold_scores
@@ -80,11 +80,11 @@ def _check_layout(folder: Path) -> tuple[Manifest, str]:
         p = folder / name
         if name not in present:
             raise BundleError(f"{name}: listed in the manifest but missing from the bundle")
-        digest, size = sha256_file(p), p.stat().st_size
+        digest, size = file_sha256(p), p.stat().st_size
         if digest != entry.sha256 or size != entry.bytes:
             raise BundleError(f"{name}: content does not match the manifest's SHA-256 and size ({size} bytes, manifest says "
                               f"{entry.bytes}; truncated or edited)")
-    return m, sha256_file(path)
+    return m, file_sha256(path)
 
 
 def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests_dir: str | Path,

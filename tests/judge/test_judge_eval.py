@@ -113,7 +113,7 @@ def test_malformed_gold_exits_2_and_writes_nothing(tmp_path, line, message):
 
 def test_missing_gold_file_exits_2(tmp_path):
     res = CliRunner().invoke(judge, ["eval", "--gold", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "o")])
-    assert res.exit_code == 2 and "nope.jsonl: cannot read gold file" in res.output
+    assert res.exit_code == 2 and "nope.jsonl: file not found" in res.output
 
 
 class _Fixed:
