@@ -109,7 +109,7 @@ def test_dvc_push_clone_pull_over_s3_rebuilds_without_requests(s3, root, tmp_pat
               "--", "demo"], clone, timeout=2400)
     assert "generate_C1" in out
     logs = "".join(p.read_text(encoding="utf-8") for p in (clone / "results/logs/generate").rglob("*.log"))
-    assert logs.count("sent 0 sample(s)") == 3, "each generation job found every key in the pulled store"
+    assert logs.count("sent 0 call(s)") == 3, "each generation job found every key in the pulled store"
     after = {**digest(clone, store), **digest(clone, views), **digest(clone, "results/metrics/demo/*"),
              **digest(clone, "results/labels/**/*.jsonl")}
     assert after == before

@@ -88,7 +88,7 @@ def test_demo_push_clone_pull_rebuilds_without_requests(scratch):
     assert "Finished job" in out or "steps (100%) done" in out
     assert store_records(clone) == before, "a rerun after dvc pull must not request or store anything new"
     logs = "".join(p.read_text(encoding="utf-8") for p in (clone / "results/logs/generate").rglob("*.log"))
-    assert logs.count("sent 0 sample(s)") == 3, "each generation job found every key in the pulled store"
+    assert logs.count("sent 0 call(s)") == 3, "each generation job found every key in the pulled store"
     assert digest(list((clone / "results/metrics/demo").glob("*"))) == metrics
     assert digest(list((clone / "results/figures/demo").glob("*.png"))) == figures
     # every DVC output of the stage (store, views, labels, metrics, figures, tables, report, probe) came out identical
