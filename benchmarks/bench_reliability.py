@@ -152,7 +152,8 @@ def main() -> None:
     (tmp / "params.yaml").write_text(json.dumps(params), encoding="utf-8")  # JSON is YAML
     store, views = tmp / "store", tmp / "views"
     cmd = [sys.executable, "-m", "mirage", "generate", "--model", "bench", "--slice", "demo", "--condition", "C1",
-           "--requests", str(tmp / "C1.jsonl"), "--store", str(store), "--out-dir", str(views), "--params", str(tmp / "params.yaml")]
+           "--requests", str(tmp / "C1.jsonl"), "--store", str(store), "--views-dir", str(views), "--marker", str(tmp / "marker.json"),
+           "--params", str(tmp / "params.yaml")]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     expected = args.requests * args.n_samples
     log = open(tmp / "generate.log", "ab")
