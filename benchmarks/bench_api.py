@@ -6,7 +6,7 @@
 The server (a raw asyncio HTTP/1.1 server with keep-alive, in its own process so it neither shares the
 client's interpreter nor counts in its CPU time) answers OpenAI chat completions and Anthropic messages after
 `--latency` seconds. For each concurrency limit the client sends `--n` distinct samples through
-`Runner.run` (provider SDK, bounded concurrency, every result appended to a real store) and prints requests/s,
+`GenerationRun.run` (provider SDK, bounded concurrency, every result appended to a real store) and prints requests/s,
 the ratio to the ideal concurrency / latency, and the client process's CPU milliseconds per request.
 The server's own capacity is printed first (raw asyncio client, no SDK), so it is seen not to be the bottleneck.
 """
@@ -105,8 +105,7 @@ def main() -> None:
         return
 
     from mirage.config.generate import ModelSpec
-    from mirage.generate.providers.base import Sample
-    from mirage.generate.runner import Runner
+    from mirage.generate.runner import GenerationRun, Settings
     from mirage.generate.store import Store
 
     with socket.socket() as s:
@@ -125,13 +124,13 @@ def main() -> None:
             for conc in (int(c) for c in args.concurrency.split(",")):
                 spec = ModelSpec(provider=args.provider, model_id="bench", base_url=f"http://127.0.0.1:{port}" +
                                  ("/v1" if args.provider == "openai" else ""), max_concurrency=conc, max_retries=0)
-                samples = [Sample(key=f"k{conc}-{i}", sample_index=0, seed=i, max_tokens=64, temperature=0.7,
-                                  top_p=1.0, messages=({"role": "user", "content": f"bench prompt {i} " * 10},))
-                           for i in range(args.n)]
+                rows = [{"row_id": f"q{i}", "request_id": f"r{conc}-{i}", "condition": "C1",
+                         "messages": [{"role": "user", "content": f"bench prompt {i} " * 10}]} for i in range(args.n)]
+                st = Settings(n_samples=1, max_tokens=64, temperature=0.7, top_p=1.0, root_seed=1)
                 with Store.open(f"{tmp}/{conc}") as store:
-                    runner = Runner("bench", spec, store)
+                    runner = GenerationRun("bench", spec, st, rows, store)
                     c0, t0 = cpu_s(), time.perf_counter()
-                    runner.run(samples, {})
+                    runner.run()
                     wall, cpu = time.perf_counter() - t0, cpu_s() - c0
                     runner.close()
                     errors = len(store.failed)

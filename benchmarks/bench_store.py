@@ -6,8 +6,8 @@ Builds (once, cached under --dir) a pool of shards of 10,000 realistic records e
 real sample keys, texts of 200-2,000 characters, a third in Arabic, 3 % errors), written through
 `Store.append`; the store of size N hard-links the first N / 10,000 shards. Each size is measured in a fresh
 process: the time to open the store (`Store.open`), the time to compute the slice's sample keys and the missing
-ones (`make_sample` + `Runner.missing`; the slice is N / 10 requests, half of them stored), the time to
-materialise and write the slice's view, and the process's peak RSS. `--no-index` also times opening the same
+ones (`GenerationRun.owed`; the slice is N / 10 requests, half of them stored), the time to
+write the slice's view (`GenerationRun.view`), and the process's peak RSS. `--no-index` also times opening the same
 store with its key indexes hidden (how stores written before the index are read).
 """
 
@@ -44,13 +44,6 @@ def row(i: int) -> dict:
             "messages": [{"role": "user", "content": f"Complete the story about person {i}: "}]}
 
 
-def sample(i: int):
-    from mirage.generate.runner import make_sample, sent_input
-
-    spec, st = spec_and_settings()
-    return make_sample(spec, True, f"r{i}", 0, sent_input(spec, row(i)), st)
-
-
 def build_pool(pool: Path, shards: int) -> None:
     """Shards 0..shards-1 of SHARD records each (existing complete shards are kept)."""
     from mirage.generate.runner import make_sample, sent_input
@@ -85,7 +78,7 @@ def build_pool(pool: Path, shards: int) -> None:
 
 def measure(store_dir: Path, size: int, views_dir: Path) -> dict:
     """One size, in this (fresh) process."""
-    from mirage.generate.runner import Runner, materialise
+    from mirage.generate.runner import GenerationRun
     from mirage.generate.store import Store
     from mirage.io import write_jsonl
 
@@ -95,10 +88,10 @@ def measure(store_dir: Path, size: int, views_dir: Path) -> dict:
     c1, t1 = cpu_s(), time.perf_counter()
     m = size // 10
     rows = [row(i) for i in range(size - m // 2, size + m // 2)]
-    samples = [sample(int(r["request_id"][1:])) for r in rows]
-    missing = Runner("gpt-4o", spec, store).missing(samples)
+    run = GenerationRun("gpt-4o", spec, st, rows, store, where="bench")
+    missing = run.owed()
     c2, t2 = cpu_s(), time.perf_counter()
-    n_view = write_jsonl(views_dir / "view.jsonl", materialise("gpt-4o", spec, True, rows, st, store, "bench"))
+    n_view = write_jsonl(views_dir / "view.jsonl", run.view())
     c3, t3 = cpu_s(), time.perf_counter()
     errors_in_slice = sum(1 for i in range(size - m // 2, size) if i % 33 == 0)
     assert len(missing) == m - m // 2 + errors_in_slice, (len(missing), m)
