@@ -27,11 +27,13 @@ def all_rows(rows: dict) -> list[dict]:
 def test_counts_the_paper_implies(rendered, corpus_rows):
     out, rows, output = rendered
     en = Counter(r["template"] for r in corpus_rows if r["language"] == "en")
+    plain = Counter(r["template"] for r in corpus_rows if r["language"] == "en" and not r["paraphrase"])  # no RAG/mitigation
     ar = sum(1 for r in corpus_rows if r["language"] != "en")
     completion = sum(n for t, n in en.items() if t != "T5")
-    assert len(rows["C1"]) == completion + ar + 200 * 5 * 4 + completion * 4
-    assert len(rows["C2"]) == completion + ar + completion * 4
-    assert len(rows["C3"]) == en["T5"] * 6
+    mitigated = sum(n for t, n in plain.items() if t != "T5")
+    assert len(rows["C1"]) == completion + ar + 200 * 5 * 4 + mitigated * 4
+    assert len(rows["C2"]) == completion + ar + mitigated * 4
+    assert len(rows["C3"]) == en["T5"] + plain["T5"] * 5
     table = Counter((r["condition"], r["rag_pool"], r["mitigation"]) for r in all_rows(rows))
     assert {p for c, p, m in table if p != "none"} == POOLS
     assert {m for c, p, m in table if c == "C3"} == MITIGATIONS | {"none", "structural"}
@@ -103,7 +105,7 @@ def test_structural_removes_every_identity_token(rendered, identity_tokens):
     assert len(by_base) == 200 and all(len(ids) == 1 for ids in by_base.values())
     baseline = defaultdict(set)
     for r in rows["C3"]:
-        if r["mitigation"] == "none":
+        if r["mitigation"] == "none" and not r["paraphrase"]:
             baseline[r["base_id"]].add(r["request_id"])
     assert all(len(ids) == 5 for ids in baseline.values())  # without it the variants differ
 
@@ -113,7 +115,7 @@ def test_slices_and_demo_coverage(rendered, corpus_rows):
     rs = all_rows(rows)
     assert all(r["slices"][-1] == "full" and ("lite" in r["slices"]) == r["lite"] for r in rs)
     demo = [r for r in rs if "demo" in r["slices"]]
-    assert 0 < len(demo) <= 250 and f"demo slice: {len(demo)} requests" in output
+    assert 0 < len(demo) <= 250 and f"demo slice: {len(demo)} request rows" in output
     assert {r["template"] for r in demo} == {"T1", "T2", "T3", "T4", "T5", "T6"}
     assert {r["harness"] for r in demo} - {None} == {"H1", "H2", "H3", "H4"}
     assert {r["rag_pool"] for r in demo} == POOLS | {"none"}
@@ -157,8 +159,7 @@ def test_missing_corpus_and_bad_news_fail_cleanly(corpus_file, tmp_path):
     assert code != 0 and "nope.jsonl: not found; run `mirage corpus` first" in output
     news = tmp_path / "news.jsonl"
     news.write_text((ROOT / "data/news/news.jsonl").read_text() + '{"id": "z", "date": "2026-13-01"}\n')
-    params = write_params(tmp_path / "params.yaml", rag={"corpus": str(news)})
-    code, output = run_render("--params", str(params), "--corpus", str(corpus_file), "--out-dir", str(out))
+    code, output = run_render("--news", str(news), "--corpus", str(corpus_file), "--out-dir", str(out))
     assert code != 0 and re.search(r"news\.jsonl:\d+: field 'date'", output)
     assert not out.exists()
 
