@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -72,7 +71,8 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
         "split_hash": split_hash(requests), "n_requests": len(requests), "n_completions": len(completions),
         "judge": JudgeInfo(name=judge.name, params=jp, gold=gold_scores(judge_eval_dir / judge.name / "judge_eval.json")).model_dump(),
         "statistics": stats, "headline": rc.headline(table), "files": {},
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        # when the newest completion was generated: a property of the data, so a rebuild writes the same bundle
+        "created": max((str(c.get("created") or "") for c in completions), default=""),
     }
     m = parse_manifest(manifest, f"manifest of {model} on {split}")
     rc.check_completions(completions, m, requests, str(views))

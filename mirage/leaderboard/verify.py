@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,7 +167,7 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
             report = f"reports/{eid}.html"
         entry = {"id": eid, "manifest": v.manifest.dump(), "manifest_sha256": v.manifest_sha256,
                  "bundle": f"bundles/{eid}.tar.gz", "report": report,
-                 "verified": {"code_version": code_version(), "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}
+                 "verified": {"code_version": code_version(), "run_date": v.manifest.created[:10]}}
         path = board / "entries" / f"{eid}.json"
         write_json(path, entry)
         return v, path
