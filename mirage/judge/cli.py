@@ -85,8 +85,11 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
     finally:
         stack.close()
     doc = evaluate(name, items, [v[0] for v in verdicts], seconds, cpu_seconds)
-    doc["gold"] = str(gold_path)
+    doc["gold"] = Path(gold_path).name
     out = Path(out_dir or artefacts.judge_dir(name.replace("/", "_")))
+    # speed goes beside the scores: judge_eval.json holds only what a rerun reproduces byte for byte
+    timing = {k: doc.pop(k) for k in ("ms_per_text", "cpu_ms_per_text") if k in doc}
     write_json(out / "judge_eval.json", doc)
-    click.echo(_table(doc))
+    write_json(out / "timing.json", {"judge": name, "n": doc["n"], **timing})
+    click.echo(_table(doc | timing))
     click.echo(f"wrote {out / 'judge_eval.json'}")

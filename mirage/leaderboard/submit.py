@@ -46,7 +46,7 @@ def gold_scores(path: Path) -> dict | None:
     if not path.exists():
         return None
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return {k: doc[k] for k in ("judge", "n", "overall", "invariance") if k in doc} | {"sha256": file_sha256(path)}
+    return {k: doc[k] for k in ("judge", "n", "overall", "invariance") if k in doc}
 
 
 def make_bundle(params: Params, params_path: str, model: str, split: str, views: Path, requests_dir: Path,
