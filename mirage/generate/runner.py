@@ -88,15 +88,21 @@ def sent_input(spec: ModelSpec, row: dict, first_turn: str | None = None, where:
     return {"prompt": row["followup_prompt"].replace("{response}", first_turn)}
 
 
-def make_sample(spec: ModelSpec, seeded: bool, request_id: str, i: int, sent: dict, st: Settings,
-                draw: str | None = None) -> Sample:
-    """A sample keyed on everything that changes its output (spec.output_settings(), the input, the sampling
-    settings, index and seed). `draw` separates requests whose first turn is the same input but which must be
-    independent draws (M4's turn 1 vs the unmitigated request) on providers without a seed."""
-    seed = sample_seed(st.root_seed, request_id, i) if seeded else None
+def key_parts(spec: ModelSpec) -> tuple[list, dict[str, Any]]:
+    """The model's part of every sample key: ([provider, model_id, revision], other output settings)."""
     model = spec.output_settings()
     model.pop("mode")  # decides the shape of `sent`, which is keyed itself
-    ident = [model.pop(k) for k in ("provider", "model_id", "revision")]
+    return [model.pop(k) for k in ("provider", "model_id", "revision")], model
+
+
+def make_sample(spec: ModelSpec, seeded: bool, request_id: str, i: int, sent: dict, st: Settings,
+                draw: str | None = None, parts: tuple[list, dict[str, Any]] | None = None) -> Sample:
+    """A sample keyed on everything that changes its output (spec.output_settings(), the input, the sampling
+    settings, index and seed). `draw` separates requests whose first turn is the same input but which must be
+    independent draws (M4's turn 1 vs the unmitigated request) on providers without a seed. `parts` is
+    `key_parts(spec)` when the caller keys many samples of one model."""
+    seed = sample_seed(st.root_seed, request_id, i) if seeded else None
+    ident, model = parts or key_parts(spec)
     params = {"temperature": st.temperature, "top_p": st.top_p, "max_tokens": st.max_tokens, **model}
     if draw is not None:
         params["draw"] = draw
@@ -139,19 +145,27 @@ class GenerationRun:
         for row in rows:
             self.firsts.setdefault(row["request_id"], row)
         self._provider: Provider | None = None
+        self._parts = key_parts(spec)
+        self._firsts: dict[tuple[str, int], Sample] = {}  # turn-1 samples, keyed once per run
         self.sent = 0
 
     # --- plan -------------------------------------------------------------------------------------
 
     def _first(self, rid: str, row: dict, i: int) -> Sample:
-        draw = rid if (is_two_turn(row) and not self.seeded) else None
-        return make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, where=self.where), self.st, draw)
+        s = self._firsts.get((rid, i))
+        if s is None:
+            draw = rid if (is_two_turn(row) and not self.seeded) else None
+            s = self._firsts[rid, i] = make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, where=self.where),
+                                                   self.st, draw, self._parts)
+        return s
 
     def _second(self, rid: str, row: dict, i: int, first_text: str) -> Sample:
-        return make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, first_text, self.where), self.st)
+        return make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, first_text, self.where), self.st,
+                           parts=self._parts)
 
-    def _done(self, key: str) -> dict | None:
-        return self.store.done.get(key) if self.store is not None else None
+    def _is_done(self, key: str) -> bool:
+        """Membership only: the record itself stays on disk."""
+        return self.store is not None and key in self.store.done
 
     def turns(self) -> tuple[dict[str, tuple[Sample, dict]], dict[str, tuple[Sample, dict]]]:
         """(turn-1 calls, turn-2 calls whose first turn is stored), each key -> (sample, record metadata)."""
@@ -161,9 +175,8 @@ class GenerationRun:
             for i in range(self.st.n_samples):
                 s = self._first(rid, row, i)
                 t1.setdefault(s.key, (s, {"request_id": rid, "turn": 1}))
-                done = self._done(s.key)
-                if is_two_turn(row) and done is not None:
-                    s2 = self._second(rid, row, i, done["text"])
+                if is_two_turn(row) and self._is_done(s.key):
+                    s2 = self._second(rid, row, i, self.store.done[s.key]["text"])
                     t2.setdefault(s2.key, (s2, {"request_id": rid, "turn": 2, "first_turn_key": s.key}))
         return t1, t2
 
@@ -171,7 +184,7 @@ class GenerationRun:
         two = sum(1 for r in self.firsts.values() if is_two_turn(r))
         samples = len(self.firsts) * self.st.n_samples
         t1, t2 = self.turns()
-        done = sum(1 for k in [*t1, *t2] if self._done(k) is not None)
+        done = sum(1 for k in [*t1, *t2] if self._is_done(k))
         return Plan(len(self.rows), len(self.firsts), samples, samples + two * self.st.n_samples, done)
 
     # --- run --------------------------------------------------------------------------------------
@@ -188,7 +201,7 @@ class GenerationRun:
         t1, t2 = self.turns()
         out = []
         for key, item in [*t1.items(), *t2.items()]:
-            if self._done(key) is None and (max_attempts is None or self.store.attempts.get(key, 0) < max_attempts):
+            if not self._is_done(key) and (max_attempts is None or self.store.attempts.get(key, 0) < max_attempts):
                 out.append(item)
         return out
 
@@ -235,7 +248,7 @@ class GenerationRun:
         t1, t2 = self.turns()
         out = {}
         for key in [*t1, *t2]:
-            if self._done(key) is None:
+            if not self._is_done(key):
                 out[key] = (self.store.failed.get(key) or {}).get("error") or "not generated"
         return out
 
