@@ -1,10 +1,11 @@
 """A real llama.cpp server (llama-cpp-python's, on the embedded GGUF) behind the registry with server_kind llama.cpp:
 the neutral sampling fields are fields the server knows (a wrong type for each is refused), it accepts their
-neutral values, and `mirage generate` stores its completions. llama-cpp-python[server] is optional (not a project
+neutral values, `mirage generate` stores its completions and `mirage estimate --calibrate` measures it. llama-cpp-python[server] is optional (not a project
 dependency, not in CI): the test skips without it."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.config.generate import NEUTRAL_EXTRAS, SMOLLM2_SHA, default_models
-from mirage.generate.cli import generate
+from mirage.generate.cli import estimate, generate
 from mirage.hf import resolve_model_path
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
@@ -89,3 +90,19 @@ def test_generate_through_the_registry_with_server_kind_llama_cpp(llama_server, 
     assert res.exit_code == 0, res.output
     view = read_views(tmp_path / "gen", "llama", "full", "C1")
     assert len(view) == 2 and all(v["error"] is None and v["text"].strip() and 0 < v["tokens_out"] <= 8 for v in view)
+
+
+def test_calibrate_a_model_behind_the_server(llama_server, tmp_path):
+    for c in ("C1", "C2", "C3"):
+        write_jsonl(tmp_path / "requests" / f"{c}.jsonl", request_rows(2, c))
+    params = write_params(tmp_path / "params.yaml", {"llama": {
+        "provider": "openai", "model_id": "smollm2", "revision": SMOLLM2_SHA, "base_url": llama_server,
+        "server_kind": "llama.cpp", "max_concurrency": 2, "max_retries": 0}}, calibration_samples=2)
+    res = CliRunner().invoke(estimate, ["--slice", "full", "--params", str(params), "--models", "llama", "--calibrate",
+                                        "--requests-dir", str(tmp_path / "requests"), "--calibration", str(tmp_path / "cal.json"),
+                                        "--out", str(tmp_path / "e.json")])
+    assert res.exit_code == 0, res.output
+    entry = json.loads((tmp_path / "cal.json").read_text())["llama"]
+    assert (entry["n"], entry["concurrency"], entry["base_url"]) == (2, 2, llama_server)
+    assert 0 < entry["tokens_out"] <= 2 * 64 and entry["tok_s"] > 0
+    assert {r["source"] for r in json.loads((tmp_path / "e.json").read_text())["rows"]} == {"measured"}
