@@ -108,6 +108,11 @@ def estimate(slice_name: str) -> str:
     return f"{RESULTS}/estimate/{slice_name}.json"
 
 
+def calibration() -> str:
+    """`mirage estimate --calibrate`: measured output tokens/s per model, reused by later estimates."""
+    return f"{RESULTS}/estimate/calibration.json"
+
+
 def power(slice_name: str) -> str:
     """`mirage estimate --power`: minimum detectable effects and base prompts needed."""
     return f"{RESULTS}/estimate/{slice_name}-power.json"

@@ -68,7 +68,7 @@ CHANGES = {
     "requests_per_minute": 60, "base_url": "http://127.0.0.1:9/v1", "api_key_env": "X_KEY", "max_retries": 1,
     "timeout_s": 5.0, "use_batch_api": True, "batch_min_requests": 7, "batch_poll_s": 3.0, "allow_unpinned": True,
     "price_in_per_mtok": 1.0, "price_out_per_mtok": 2.0, "throughput_tok_s": 9.0, "batch_size": 3, "retires": "2030-01-01",
-    "sampling_extra": {"top_k": 40},
+    "sampling_extra": {"top_k": 40}, "server_kind": "llama.cpp",
 }
 ROW = {"row_id": "q", "request_id": "r1", "prompt": "The neighbour opened the bakery and",
        "messages": [{"role": "user", "content": "The neighbour opened the bakery and"}], "followup": None, "followup_prompt": None}
@@ -89,7 +89,7 @@ def test_operational_settings_agree_between_rerun_trigger_and_cache_key(base):
     for field, value in CHANGES.items():
         if base.provider == "openai" and field in (*ModelSpec.WEIGHTS, "provider"):
             continue  # weights do not apply to API models (rejected by validation)
-        if base.provider != "openai" and field == "sampling_extra":
+        if base.provider != "openai" and field in ("sampling_extra", "server_kind"):
             continue  # sent to OpenAI-compatible servers only (rejected by validation elsewhere)
         variant = ModelSpec.model_validate({**base.model_dump(), field: value,
                                             **({"gpus": 4} if field in ("provider", "tensor_parallel_size") else {})})

@@ -156,7 +156,7 @@ COMMANDS: dict[str, Callable[[_Env], list[str]]] = {
                            "--views-dir", str(e.out / "generations" / "demo" / "C1"),
                            "--marker", str(e.out / "generations" / "store" / "demo" / "C1.manifest.json")],
     "estimate": lambda e: ["estimate", "--slice", "demo", "--requests-dir", str(e.tmp / "requests"),
-                           "--out", str(e.out / "estimate" / "demo.json")],
+                           "--calibration", str(e.tmp / "estimate" / "calibration.json"), "--out", str(e.out / "estimate" / "demo.json")],
     "probe": lambda e: ["probe", "--model", "smollm2-135m", "--prompts", str(e.corpus), "--stems", str(e.data / "probe" / "stems.txt"),
                         "--exclusions", str(e.data / "probe" / "exclusions.txt"), "--out-dir", str(e.out / "probe")],
 }
@@ -252,6 +252,11 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
     ("render-corpus-missing", "render", _rm(lambda env: env.corpus), ("prompts.jsonl", "not found")),
     ("render-corpus-non-utf8", "render", _set(lambda env: env.corpus, b'{"a": "' + LATIN1 + b'"}\n'), ("prompts.jsonl:1", "UTF-8")),
     ("render-corpus-missing-field", "render", _set(lambda env: env.corpus, '{"base_id": "x"}\n'), ("prompts.jsonl:1", "missing field")),
+    # --- estimate inputs: the calibration file ---
+    ("calibration-bad-json", "estimate", _set(lambda env: env.tmp / "estimate" / "calibration.json", '{"smollm2-135m": {'),
+     ("calibration.json:1", "not valid JSON")),
+    ("calibration-no-tok-s", "estimate", _set(lambda env: env.tmp / "estimate" / "calibration.json", '{"smollm2-135m": {"n": 8}}'),
+     ("calibration.json", "tok_s", "mirage estimate --calibrate")),
     # --- label inputs: generation views and harness decision definitions ---
     ("view-non-utf8", "label", _set(lambda env: env.view, b'{"key": "' + LATIN1 + b'"}\n'), ("none-none.jsonl:1", "UTF-8")),
     ("view-bad-json", "label", _set(lambda env: env.view, "{\"key\": \n"), ("none-none.jsonl:1", "not valid JSON")),

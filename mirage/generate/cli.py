@@ -129,7 +129,12 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="lite", show_default=True)
 @click.option("--models", "models", multiple=True, help="Registry names (repeatable; default: the slice's models).")
-@click.option("--calibrate", is_flag=True, help="Measure local models' tokens/s with a short real run on this machine.")
+@click.option("--calibrate", is_flag=True, help="First measure each model's output tokens/s: generate.calibration_samples short "
+              "real requests through its provider (local model, vllm, or any OpenAI-compatible/Anthropic server) at its "
+              "configured concurrency, stored nowhere but in --calibration. Needs the model's server or API key.")
+@click.option("--calibration", "calibration_path", type=click.Path(dir_okay=False), default=artefacts.calibration(), show_default=True,
+              help="Measured throughputs per model: written by --calibrate, reused by every later estimate (column source = "
+              "measured) while the model's provider, model_id, revision and base_url are unchanged.")
 @click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
               help="Folder of {condition}.jsonl.")
 @click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSON.  [default: {artefacts.estimate('{slice}')}]")
@@ -140,12 +145,15 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
 @click.option("--favourability", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="--power: assumed C3 mean decision score.")
 @click.option("--target-effect", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True,
               help="--power: effect (0-1 scale; 0.05 = 5 pp) whose base-prompt requirement is reported.")
-def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests_dir: str, out: str | None,
-             params_path: str, power: bool, base_rate: float, favourability: float, target_effect: float) -> None:
+def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibration_path: str, requests_dir: str,
+             out: str | None, params_path: str, power: bool, base_rate: float, favourability: float, target_effect: float) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
-    expected GPU-hours / API cost (registry prices and throughputs), and local time on this machine.
-    With --power: what the slice can detect (docs/metrics.md, "Power planning")."""
-    from mirage.generate.estimate import build_estimate, calibrate_local, format_table
+    expected GPU-hours, API cost, local time and API/server wall time. Times use each model's throughput
+    (column `throughput`, tok/s) and say where it comes from (column `source`): measured (--calibrate, now or
+    in an earlier run), assumed (registry throughput_tok_s) or none. A calibration with a failed request writes
+    nothing and exits 1. With --power: what the slice can detect (docs/metrics.md, "Power planning")."""
+    from mirage.generate.calibrate import applicable, measure, read_calibration, write_calibration
+    from mirage.generate.estimate import build_estimate, format_table
     from mirage.generate.readiness import check_ready
     from mirage.io import write_json
 
@@ -163,13 +171,25 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, requests
             return
         for n in names:
             model_spec(params, n)
-        check_ready(params.models, names, params_path, keys=False)
-        measured = {}
+        check_ready(params.models, names, params_path, keys=calibrate)
+        calibration = read_calibration(calibration_path)
         if calibrate:
+            measured, failed = {}, []
             for n in names:
-                if params.models[n].provider == "local":
-                    measured[n] = calibrate_local(n, params.models[n], params.generate.calibration_samples)
-        result = build_estimate(params, slice_name, names, requests_dir, measured)
+                try:
+                    measured[n] = m = measure(n, params.models[n], params.generate)
+                except RuntimeError as exc:
+                    failed.append(str(exc))
+                    continue
+                click.echo(f"calibrated {n}: {m['tok_s']} tok/s at concurrency {m['concurrency']} "
+                           f"({m['per_stream_tok_s']} tok/s per stream; {m['tokens_out']} tokens in {m['wall_s']} s)")
+            if failed:
+                raise RuntimeError(f"calibration failed, nothing written: {'; '.join(failed)}")
+            write_calibration(calibration_path, measured)
+            calibration.update(measured)
+            click.echo(f"wrote {calibration_path}")
+        calibration = {n: e for n, e in calibration.items() if n in names and applicable(e, params.models[n])}
+        result = build_estimate(params, slice_name, names, requests_dir, calibration)
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     path = Path(out or artefacts.estimate(slice_name))

@@ -1,18 +1,18 @@
-"""`mirage estimate`: request rows, requests, samples, calls, tokens, GPU-hours, API cost and local time,
+"""`mirage estimate`: request rows, requests, samples, calls, tokens, GPU-hours, API cost, local and API wall time,
 before anything runs.
 
 Counts come from the same `GenerationRun.plan` that `mirage generate` prints (request rows -> requests ->
 samples -> calls; an M4 sample takes two calls, the second re-reading the first turn's input and answer).
 Input tokens are counted with the model's own tokenizer and chat template where one is available (local
 models), else from text length (generate.chars_per_token). Output tokens = calls x max_tokens x
-generate.expected_output_fraction (1.0 = upper bound). GPU-hours = output tokens / registry throughput_tok_s x
-gpus; API cost from registry prices per 1M tokens; local time from the registry throughput, or from a short
-measured run with --calibrate.
+generate.expected_output_fraction (1.0 = upper bound). Times divide output tokens by the model's throughput:
+measured (a calibration, mirage/generate/calibrate.py) where one applies, else assumed (registry
+throughput_tok_s), else none. GPU-hours (vllm) = that time x gpus; local_time_s (local) and wall_time_s (API and
+server models) are that time; API cost from registry prices per 1M tokens.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,8 +47,16 @@ def token_counter(spec: ModelSpec, chars_per_token: float) -> tuple[Callable[[di
     return lambda r: round(chars(r) / chars_per_token), f"characters / {chars_per_token}"
 
 
+def throughput(spec: ModelSpec, measured: dict[str, Any] | None) -> tuple[float | None, str]:
+    """(output tokens/s used for times, its source: measured | assumed | none)."""
+    if measured is not None:
+        return measured["tok_s"], "measured"
+    return (spec.throughput_tok_s, "assumed") if spec.throughput_tok_s else (None, "none")
+
+
 def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir: str,
-                   measured_tok_s: dict[str, float]) -> dict[str, Any]:
+                   calibration: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The estimate of `names` on a slice; `calibration` holds the measurements that apply to these models."""
     gen = params.generate
     sl = getattr(params.slices, slice_name)
     by_cond: dict[str, list[dict]] = {}
@@ -61,6 +69,7 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
     for name in names:
         spec: ModelSpec = params.models[name]
         count, counted_by[name] = token_counter(spec, gen.chars_per_token)
+        tok_s, source = throughput(spec, calibration.get(name))
         for c in CONDITIONS:
             st = settings_for(gen, sl.n_samples, sl.max_tokens, c)
             run = GenerationRun(name, spec, st, by_cond[c], store=None)
@@ -72,8 +81,9 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
             tokens_out = round(plan.calls * out_per)
             out_rows.append({"model": name, "condition": c, "request_rows": plan.request_rows, "requests": plan.requests,
                              "samples": plan.samples, "calls": plan.calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                             **_costs(spec, tokens_in, tokens_out, measured_tok_s.get(name))})
-    keys = ("request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s")
+                             **_costs(spec, tokens_in, tokens_out, tok_s), "throughput": tok_s, "source": source})
+    keys = ("request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd",
+            "local_time_s", "wall_time_s")
     totals = {k: _sum(r[k] for r in out_rows) for k in keys}
     return {
         "slice": slice_name, "rows": out_rows, "totals": totals,
@@ -83,9 +93,11 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
             "n_samples": sl.n_samples or gen.n_samples,
             "max_tokens": {c: settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS},
             "throughput_tok_s": {n: params.models[n].throughput_tok_s for n in names},
-            "measured_tok_s": measured_tok_s,
+            "calibration": {n: calibration[n] for n in names if n in calibration},
             "prices_per_mtok": {n: [params.models[n].price_in_per_mtok, params.models[n].price_out_per_mtok] for n in names},
-            "note": f"{VOCABULARY}; tokens_out = calls x max_tokens x expected_output_fraction (an upper bound at 1.0)",
+            "note": f"{VOCABULARY}; tokens_out = calls x max_tokens x expected_output_fraction (an upper bound at 1.0); "
+                    "times = tokens_out / throughput (tok/s; source: measured by `mirage estimate --calibrate`, assumed "
+                    "from the registry, or none)",
         },
     }
 
@@ -95,42 +107,26 @@ def _sum(values: Any) -> float | None:
     return round(sum(vals), 4) if vals else None
 
 
-def _costs(spec: ModelSpec, tin: int, tout: int, measured: float | None) -> dict[str, Any]:
-    gpu_hours = api_cost = local_time = None
-    if spec.provider == "vllm" and spec.throughput_tok_s:
-        gpu_hours = round(tout / spec.throughput_tok_s / 3600 * spec.gpus, 4)
+def _costs(spec: ModelSpec, tin: int, tout: int, tok_s: float | None) -> dict[str, Any]:
+    gpu_hours = api_cost = local_time = wall_time = None
     if spec.provider in ("openai", "anthropic") and spec.price_in_per_mtok is not None and spec.price_out_per_mtok is not None:
         api_cost = round(tin / 1e6 * spec.price_in_per_mtok + tout / 1e6 * spec.price_out_per_mtok, 4)
-    if spec.provider == "local" and (measured or spec.throughput_tok_s):
-        local_time = round(tout / (measured or spec.throughput_tok_s), 1)
-    return {"gpu_hours": gpu_hours, "api_cost_usd": api_cost, "local_time_s": local_time}
-
-
-def calibrate_local(name: str, spec: ModelSpec, n: int) -> float:
-    """Output tokens/s of the local provider on this machine (greedy-free sampling, 64 new tokens, n samples)."""
-    from mirage.generate.providers.base import Sample
-    from mirage.generate.providers.local import LocalProvider
-
-    provider = LocalProvider(name, spec)
-    samples = [Sample(key=f"calib{i}", sample_index=i, seed=i, max_tokens=64, temperature=0.7, top_p=1.0,
-                      messages=({"role": "user", "content": f"Write a short paragraph about a town market, number {i}."},),
-                      prompt=f"A short paragraph about a town market, number {i}:") for i in range(n)]
-    tokens = 0
-
-    def count(_s: Any, r: Any) -> None:
-        nonlocal tokens
-        tokens += r.tokens_out
-
-    start = time.perf_counter()
-    provider.generate(samples, count)
-    return round(tokens / (time.perf_counter() - start), 2)
+    if tok_s:
+        if spec.provider == "vllm":
+            gpu_hours = round(tout / tok_s / 3600 * spec.gpus, 4)
+        elif spec.provider == "local":
+            local_time = round(tout / tok_s, 1)
+        else:
+            wall_time = round(tout / tok_s, 1)
+    return {"gpu_hours": gpu_hours, "api_cost_usd": api_cost, "local_time_s": local_time, "wall_time_s": wall_time}
 
 
 def format_table(result: dict[str, Any]) -> str:
     """Plain-text table of the estimate rows and totals."""
-    cols = ("model", "condition", "request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s")
+    cols = ("model", "condition", "request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours",
+            "api_cost_usd", "local_time_s", "wall_time_s", "throughput", "source")
     rows = [[str(r[c]) if r[c] is not None else "-" for c in cols] for r in result["rows"]]
-    rows.append(["TOTAL", ""] + [str(result["totals"][c]) if result["totals"][c] is not None else "-" for c in cols[2:]])
+    rows.append(["TOTAL", ""] + [str(result["totals"][c]) if result["totals"].get(c) is not None else "-" for c in cols[2:-2]] + ["", ""])
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([f"slice {result['slice']}", fmt.format(*cols)] + [fmt.format(*r) for r in rows]

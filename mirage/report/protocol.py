@@ -115,6 +115,28 @@ def _tokens(d: dict[str, int]) -> str:
     return "; ".join(f"{d[c]} tokens for {CONDITION_WORDS.get(c, c)}" for c in sorted(d))
 
 
+def sampling_settings(params: Any, slice_name: str) -> pd.DataFrame:
+    """Per model of the slice, how it samples: temperature, top_p, max_tokens per condition (slice overrides applied),
+    seed policy, server kind and the extra fields sent in the request body (as validated: what is sent)."""
+    from mirage.generate.providers import provider_class
+    from mirage.generate.runner import settings_for
+
+    sl = getattr(params.slices, slice_name)
+    gen = params.generate
+    rows = []
+    for name in sl.models:
+        spec = params.models[name]
+        st = {c: settings_for(gen, sl.n_samples, sl.max_tokens, c) for c in CONDITION_WORDS}
+        seed = (f"per sample: hash(seed {gen.seed}, request, sample index)" if provider_class(spec.provider).seeded
+                else "none: the provider takes no seed")
+        rows.append({"model": name, "provider": spec.provider,
+                     "server_kind": spec.server_kind if spec.provider == "openai" else "",
+                     "temperature": gen.temperature, "top_p": gen.top_p, "n_samples": st["C1"].n_samples,
+                     **{f"max_tokens {c}": st[c].max_tokens for c in st}, "seed": seed,
+                     "sampling_extra": json.dumps(spec.sampling_extra, sort_keys=True) if spec.sampling_extra else "none"})
+    return pd.DataFrame(rows)
+
+
 def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.DataFrame, judges: list[JudgeInfo],
                declared: list[str], news: str) -> list[Deviation]:
     """Every known difference from the protocol (paper §3, App. H, J) with the protocol value beside ours

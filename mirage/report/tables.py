@@ -32,7 +32,8 @@ from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL
 NOT_COMPUTED = "not computed"
 PATHWAYS = ["group_statistic", "reasoner_stand_in", "coherence_pressure"]
 PAIR = re.compile(r"C\d")
-ESTIMATE_COLUMNS = ["requests", "samples", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s"]
+ESTIMATE_COLUMNS = ["requests", "samples", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s", "wall_time_s",
+                    "throughput", "source"]
 NEWLINE = r"\n"
 TEX_SPECIAL = str.maketrans({c: "\\" + c for c in "_%&#$"})
 
@@ -60,6 +61,7 @@ class Inputs:
     estimate: dict | None
     probe_onsets: pd.DataFrame | None = None
     corpus_stats: pd.DataFrame | None = None
+    sampling: pd.DataFrame | None = None
 
 
 def _fmt(v: float, digits: int) -> str:
@@ -328,6 +330,20 @@ def table_models(inp: Inputs) -> Table:
     return t
 
 
+def table_sampling(inp: Inputs) -> Table:
+    t = Table("table13_14_sampling", "Tables 13–14: sampling settings per model",
+              "How each model of the slice samples, from params: temperature, top_p, samples per request and max_tokens "
+              "per condition (slice overrides applied), the seed policy, the server kind of OpenAI-compatible servers and "
+              "the extra sampling fields sent in every request body (server_kind's neutral values included; part of the "
+              "store key).")
+    if inp.sampling is None or inp.sampling.empty:
+        t.missing = "no models in this slice"
+        return t
+    t.data = inp.sampling
+    t.display = t.data.map(lambda v: v if isinstance(v, str) else _number(v))
+    return t
+
+
 def table_quality(inp: Inputs) -> Table:
     t = Table("table_quality_rates", "Response quality: refusal, error and unparseable rates",
               "Share (%) of samples refused, failed, or (C3) whose decision could not be parsed, per condition, with n.")
@@ -345,8 +361,9 @@ def _seconds(created: pd.Series) -> float:
 
 def table15(inp: Inputs) -> Table:
     t = Table("table15_compute", "Table 15: compute and cost, estimated vs measured",
-              "Estimated (mirage estimate) requests, samples, tokens, GPU-hours, API cost and local time per model and "
-              "condition, next to what this run measured from its generations: requests, samples, turns (model calls; "
+              "Estimated (mirage estimate) requests, samples, tokens, GPU-hours, API cost, local and API wall time per "
+              "model and condition, with the throughput (tok/s) the times use and its source (measured by a calibration, "
+              "assumed from the registry, or none), next to what this run measured from its generations: requests, samples, turns (model calls; "
               "an M4 sample takes two), tokens, errors and wall time = last minus first `created` timestamp of the "
               "samples of that model x condition (one generate job; 1 s resolution; a lower bound: model loading and the "
               "first batch, which ends at the first timestamp, are not included because jobs record no start time).")
@@ -388,7 +405,7 @@ def _number(v: object) -> object:
 
 
 BUILDERS: list[Callable[[Inputs], Table]] = [table1, table_corpus, table3, table4, table6, table7, table8, table9, table10, table11, table12,
-                                              table_models, table15, table_quality]
+                                              table_models, table_sampling, table15, table_quality]
 
 
 def write(t: Table, out_dir: Path) -> None:

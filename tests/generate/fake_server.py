@@ -1,5 +1,6 @@
 """A real threaded HTTP server on 127.0.0.1 speaking the OpenAI (chat/completions) and Anthropic (messages)
-protocols, with injectable faults (429, 500, timeout, malformed body), fixed latency and request counting.
+protocols, with injectable faults (429, 500, timeout, malformed body), fixed latency, a settable number of
+completion tokens per OpenAI reply (`completion_tokens`) and request counting.
 
 It also serves the batch endpoints the official SDKs call: OpenAI `POST /v1/files` (multipart,
 purpose=batch), `POST /v1/batches`, `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`, and Anthropic
@@ -33,10 +34,10 @@ def digest_of(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def openai_reply(path: str, body: dict, digest: str) -> dict:
+def openai_reply(path: str, body: dict, digest: str, completion_tokens: int = 3) -> dict:
     """The deterministic chat or text completion for a request body."""
     text = f"reply-{digest} seed={body.get('seed')}"
-    usage = {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}
+    usage = {"prompt_tokens": 7, "completion_tokens": completion_tokens, "total_tokens": 7 + completion_tokens}
     if path.endswith("/chat/completions"):
         choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
         obj = "chat.completion"
@@ -58,6 +59,7 @@ def anthropic_batch_message(digest: str) -> dict:
 class FakeServer:
     def __init__(self, latency_s: float = 0.0, count_file: str | None = None, batch_polls: int = 2) -> None:
         self.latency_s = latency_s
+        self.completion_tokens = 3  # usage.completion_tokens of every live OpenAI reply
         self.faults: list[str] = []  # consumed one per request: "429", "500", "timeout", "malformed"
         self.bodies: Counter[str] = Counter()
         self.count_file = count_file
@@ -263,7 +265,7 @@ class FakeServer:
                 if self.path.endswith("/messages"):
                     data = json.loads((FIXTURES / "anthropic_message.json").read_text())
                     return self._send(200, json.dumps(data).encode(), {"request-id": "req_anthropic_1"})
-                data = openai_reply(self.path, body, digest)
+                data = openai_reply(self.path, body, digest, server.completion_tokens)
                 self._send(200, json.dumps(data).encode(), {"x-request-id": f"req_{digest}"})
 
         return Handler

@@ -195,3 +195,34 @@ def test_sampling_extra_is_sent_in_the_body_and_enters_the_key_only_when_set():
         spec("http://x", sampling_extra={"temperature": 0.1})
     with pytest.raises(ValueError, match="openai"):
         ModelSpec(provider="anthropic", sampling_extra={"top_k": 5})
+
+
+def test_server_kind_sends_neutral_sampling_and_keys_exactly_what_is_sent():
+    from mirage.config.generate import NEUTRAL_EXTRAS
+    from mirage.generate.runner import Settings, make_sample
+
+    st = Settings(1, 16, 0.7, 1.0, 1)
+    sent = {"messages": [{"role": "user", "content": "x"}]}
+
+    def key(s: ModelSpec) -> str:
+        return make_sample(s, True, "r", 0, sent, st).key
+
+    plain = spec("http://x")
+    assert key(spec("http://x", server_kind="openai")) == key(plain)  # nothing added, key unchanged
+    llama = spec("http://x", server_kind="llama.cpp", sampling_extra={"top_k": 20})
+    assert llama.sampling_extra == {**NEUTRAL_EXTRAS["llama.cpp"], "top_k": 20}  # explicit values override
+    assert key(llama) != key(plain)
+    # the key follows what is sent, not the label: the same body under another server kind is the same call
+    assert key(llama) == key(spec("http://x", sampling_extra=dict(llama.sampling_extra)))
+    assert ModelSpec.model_validate(llama.model_dump()) == llama  # validating the effective values again changes nothing
+    vllm = spec("http://x", server_kind="vllm")
+    assert vllm.sampling_extra == {"top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
+    with FakeServer() as srv:
+        p = OpenAIProvider("fake", spec(srv.url, server_kind="llama.cpp"))
+        (s,) = samples(1)
+        body = p.body(s)
+        assert {k: body[k] for k in ("top_k", "min_p", "typical_p", "repeat_penalty")} == {
+            "top_k": 0, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0}
+        assert run(p, [s])["k0"].error is None and srv.total == 1
+    with pytest.raises(ValueError, match="server_kind"):
+        ModelSpec(provider="local", server_kind="llama.cpp")

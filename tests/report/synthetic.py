@@ -151,7 +151,8 @@ def write_run(root: Path, slice_name: str = "demo", models: list[str] = MODELS, 
     write_json(root / "estimate" / f"{slice_name}.json", {
         "slice": slice_name,
         "rows": [{"model": m, "condition": c, "requests": 40, "samples": 80, "tokens_in": 2400, "tokens_out": 1600,
-                  "gpu_hours": None, "api_cost_usd": None, "local_time_s": 12.5} for m in models for c in ("C1", "C2", "C3")],
+                  "gpu_hours": None, "api_cost_usd": None, "local_time_s": None, "wall_time_s": 8.4, "throughput": 190.0,
+                  "source": "measured" if m == models[0] else "assumed"} for m in models for c in ("C1", "C2", "C3")],
         "totals": {"samples": 80 * 3 * len(models)}, "assumptions": {"tokens_per_s": 190}})
     if probe:
         layers = np.arange(31)
@@ -192,7 +193,8 @@ def params_yaml(root: Path) -> str:
         "report:",
         "  dpi: 80",
         "models:",  # a slice may name registry models only
-        *(f"  {m}: {{provider: openai, model_id: {m}, revision: {m}-2025-01-01, base_url: 'http://127.0.0.1:9/v1'}}" for m in MODELS),
+        *(f"  {m}: {{provider: openai, model_id: {m}, revision: {m}-2025-01-01, base_url: 'http://127.0.0.1:9/v1'{extra}}}"
+          for m, extra in zip(MODELS, ["", ", server_kind: llama.cpp, sampling_extra: {top_k: 20}"])),
         "slices:",
         "  demo:",
         f"    models: [{', '.join(MODELS)}]",

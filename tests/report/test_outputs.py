@@ -16,7 +16,7 @@ from mirage.report.cli import report
 FIGURES = ["fig_placebo_floor", "fig2_violence_by_condition", "fig3_decision_asymmetry", "fig4_time_coupled_rag", "fig5_crosslingual", "fig6_mitigation", "fig_logit_lens"]
 TABLES = ["table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
           "table8_spearman_mean", "table9_spearman_by_model", "table10_kappa_by_template", "table11_rates_by_template",
-          "table12_rates_by_dialect", "table13_14_models", "table15_compute", "table_quality_rates"]
+          "table12_rates_by_dialect", "table13_14_models", "table13_14_sampling", "table15_compute", "table_quality_rates"]
 
 
 def metric(rows: list[dict], model: str, name: str, **strata: str) -> dict:
@@ -268,10 +268,25 @@ def test_judge_named_with_its_gold_set_quality_next_to_v(built, tmp_path):
         (tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
 
 
+def test_sampling_settings_per_model_from_params(built):
+    root, _ = built
+    t = pd.read_csv(root / "tables" / "demo" / "table13_14_sampling.csv", keep_default_na=False).set_index("model")
+    a, b = t.loc["model-a"], t.loc["model-b"]
+    assert (a["temperature"], a["top_p"], a["n_samples"]) == (0.7, 1.0, 2)
+    assert (a["max_tokens C1"], a["max_tokens C2"], a["max_tokens C3"]) == (40, 96, 64)  # the demo slice's overrides
+    assert a["seed"].startswith("per sample: hash(seed 20260616") and a["sampling_extra"] == "none"
+    assert b["server_kind"] == "llama.cpp"
+    assert json.loads(b["sampling_extra"]) == {"top_k": 20, "min_p": 0.0, "typical_p": 1.0, "repeat_penalty": 1.0}
+    page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
+    assert "Tables 13–14: sampling settings per model" in page and "repeat_penalty" in page
+
+
 def test_table15_wall_time_per_job_and_counts(built):
     root, _ = built
     t15 = pd.read_csv(root / "tables" / "demo" / "table15_compute.csv").set_index(["model", "condition"])
     assert t15.at[("model-a", "C1"), "run wall time_s"] == 59  # last minus first `created`, not summed latency
+    assert (t15.at[("model-a", "C1"), "est. throughput"], t15.at[("model-a", "C1"), "est. source"]) == (190, "measured")
+    assert t15.at[("model-b", "C1"), "est. source"] == "assumed" and t15.at[("model-b", "C1"), "est. wall_time_s"] == 8.4
     assert t15.at[("model-a", "C1"), "run requests"] == 4 * 3 and t15.at[("model-a", "C1"), "run turns"] == 24
     assert "Σ latency" not in (root / "tables" / "demo" / "table15_compute.md").read_text(encoding="utf-8")
 

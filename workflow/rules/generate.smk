@@ -39,18 +39,22 @@ for _condition in CONDITIONS:
 
 
 rule estimate:
-    """Request rows, requests, samples, calls, tokens, GPU-hours and API cost of a slice, before anything runs."""
+    """Request rows, requests, samples, calls, tokens, GPU-hours, API cost and wall time of a slice, before anything
+    runs; a calibration (`mirage estimate --calibrate`, machine-specific, so never built here) is read when present."""
     input:
         requests=[artefacts.requests(c) for c in CONDITIONS],
+        calibration=lambda wc: [p for p in [artefacts.calibration()] if os.path.exists(p)],
     output:
         estimate=artefacts.estimate("{slice}"),
     params:
         models=lambda wc: [model_spec(m).model_dump(mode="json") for m in slice_models(wc.slice)],
         slice=lambda wc: getattr(PARAMS.slices, wc.slice).model_dump(mode="json"),
         requests_dir=lambda wildcards, input: os.path.dirname(input.requests[0]),
+        calibration=artefacts.calibration(),
     log:
         artefacts.log("estimate", "{slice}"),
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
-        "python -m mirage estimate --slice {wildcards.slice} --requests-dir {params.requests_dir} --out {output.estimate} > {log} 2>&1"
+        "python -m mirage estimate --slice {wildcards.slice} --requests-dir {params.requests_dir} --calibration {params.calibration}"
+        " --out {output.estimate} > {log} 2>&1"
