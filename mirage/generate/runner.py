@@ -139,6 +139,7 @@ class GenerationRun:
         for row in rows:
             self.firsts.setdefault(row["request_id"], row)
         self._provider: Provider | None = None
+        self._t1: dict[tuple[str, int], Sample] = {}  # first-turn samples: planned once, reused every round
         self.sent = 0
 
     # --- plan -------------------------------------------------------------------------------------
@@ -153,17 +154,20 @@ class GenerationRun:
     def _done(self, key: str) -> dict | None:
         return self.store.done.get(key) if self.store is not None else None
 
+    def _has(self, key: str) -> bool:
+        """Whether `key` is stored (membership only: a stored record is read from disk when fetched)."""
+        return self.store is not None and key in self.store.done
+
     def turns(self) -> tuple[dict[str, tuple[Sample, dict]], dict[str, tuple[Sample, dict]]]:
         """(turn-1 calls, turn-2 calls whose first turn is stored), each key -> (sample, record metadata)."""
         t1: dict[str, tuple[Sample, dict]] = {}
         t2: dict[str, tuple[Sample, dict]] = {}
         for rid, row in self.firsts.items():
             for i in range(self.st.n_samples):
-                s = self._first(rid, row, i)
+                s = self._t1.get((rid, i)) or self._t1.setdefault((rid, i), self._first(rid, row, i))
                 t1.setdefault(s.key, (s, {"request_id": rid, "turn": 1}))
-                done = self._done(s.key)
-                if is_two_turn(row) and done is not None:
-                    s2 = self._second(rid, row, i, done["text"])
+                if is_two_turn(row) and self._has(s.key):
+                    s2 = self._second(rid, row, i, self._done(s.key)["text"])
                     t2.setdefault(s2.key, (s2, {"request_id": rid, "turn": 2, "first_turn_key": s.key}))
         return t1, t2
 
@@ -171,7 +175,7 @@ class GenerationRun:
         two = sum(1 for r in self.firsts.values() if is_two_turn(r))
         samples = len(self.firsts) * self.st.n_samples
         t1, t2 = self.turns()
-        done = sum(1 for k in [*t1, *t2] if self._done(k) is not None)
+        done = sum(1 for k in [*t1, *t2] if self._has(k))
         return Plan(len(self.rows), len(self.firsts), samples, samples + two * self.st.n_samples, done)
 
     # --- run --------------------------------------------------------------------------------------
@@ -188,7 +192,7 @@ class GenerationRun:
         t1, t2 = self.turns()
         out = []
         for key, item in [*t1.items(), *t2.items()]:
-            if self._done(key) is None and (max_attempts is None or self.store.attempts.get(key, 0) < max_attempts):
+            if not self._has(key) and (max_attempts is None or self.store.attempts.get(key, 0) < max_attempts):
                 out.append(item)
         return out
 
@@ -235,7 +239,7 @@ class GenerationRun:
         t1, t2 = self.turns()
         out = {}
         for key in [*t1, *t2]:
-            if self._done(key) is None:
+            if not self._has(key):
                 out[key] = (self.store.failed.get(key) or {}).get("error") or "not generated"
         return out
 
