@@ -4,9 +4,11 @@ kept, and records time queued apart from time generating; plain requests with a 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from mirage.config.generate import ModelSpec
+from mirage.generate.providers._async import AdaptiveLimit
 from mirage.generate.runner import GenerationRun, Settings
 from mirage.generate.store import Store
 from tests.generate.one_slot_server import OneSlotServer
@@ -48,3 +50,30 @@ def test_streamed_adaptive_requests_do_not_flood_a_one_slot_server(tmp_path):
     kept = sum(r["tokens_out"] for r in records)
     assert decoded > 1.1 * kept
     assert all("queue_s" not in r for r in records)
+
+
+def test_adaptive_limit_halves_once_per_cut_and_grows_back_to_the_maximum():
+    async def scenario() -> list[int]:
+        limit = AdaptiveLimit(8)
+        held = [await limit.acquire() for _ in range(8)]
+        waiter = asyncio.ensure_future(limit.acquire())
+        await asyncio.sleep(0)
+        seen = []
+        for cuts in held[:3]:  # three timeouts of attempts started before any cut: one halving
+            limit.release(cuts, timed_out=True)
+            seen.append(limit.limit)
+        assert not waiter.done() and limit.in_flight == 5  # over the new limit: nobody is let in
+        for cuts in held[3:6]:
+            limit.release(cuts, timed_out=False)
+        await asyncio.sleep(0)
+        assert waiter.done() and limit.in_flight == 3  # 2 held + the waiter, below the limit of 4
+        for _ in range(40):  # successes: +1 per window of `limit` successes, capped at the maximum
+            limit.release(await limit.acquire(), timed_out=False)
+            seen.append(limit.limit)
+        fixed = AdaptiveLimit(8, adaptive=False)
+        fixed.release(await fixed.acquire(), timed_out=True)
+        assert fixed.limit == 8 and fixed.in_flight == 0
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen[:3] == [4, 4, 4] and max(seen) == 8 and seen[-1] == 8
