@@ -46,7 +46,19 @@ class ModelSpec(BaseModel):
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint (e.g. Gemini, `vllm serve`, llama.cpp); null = the provider default.")
     api_key_env: str | None = Field(None, description="Environment variable holding the API key (keys are never read from params).")
     max_retries: int = Field(6, ge=0, description="SDK retries with exponential backoff on 429/5xx/timeouts.")
-    timeout_s: float = Field(120.0, gt=0, description="Per-request timeout in seconds.")
+    timeout_s: float = Field(120.0, gt=0, description="Per-request timeout in seconds; for a streamed request it counts "
+                             "from the first token (the wait before it is bounded by queue_timeout_s).")
+    stream: bool | None = Field(
+        None, description="Stream responses (openai provider, server-sent events with usage), so time queued at the "
+        "server is told from generation time: records get queue_s and generation_s, and a request dropped on a "
+        "timeout stops decoding on servers that notice the closed stream (vLLM, llama.cpp). null = stream when "
+        "base_url is set (self-hosted servers queue requests in-process), not for api.openai.com (which rejects "
+        "excess load with 429 rather than queueing it). Set false for a server whose streams carry no usage.",
+    )
+    queue_timeout_s: float = Field(600.0, gt=0, description="Streamed requests: seconds to wait for the first token "
+                                   "(queueing and prefill at a busy server).")
+    adaptive_concurrency: bool = Field(True, description="Halve the in-flight limit when a request times out and raise it "
+                                       "by one after a window of successes, up to max_concurrency (API providers).")
     use_batch_api: bool = Field(False, description="Use the provider's batch API (OpenAI Batch / Anthropic Message Batches) when a run has >= batch_min_requests.")
     batch_min_requests: int = Field(1000, ge=1, description="Smallest job sent through the batch API when use_batch_api is set.")
     batch_poll_s: float = Field(30.0, gt=0, description="Seconds between status polls of a submitted batch (batch API only).")
@@ -74,7 +86,7 @@ class ModelSpec(BaseModel):
     #: workflow's rerun trigger (both read `output_settings`, so the two can never disagree).
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({
         "gpus", "tensor_parallel_size", "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
-        "max_retries", "timeout_s", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
+        "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
         "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size", "retires",
     })
     #: Weight settings: they change the output of local/vllm models; API providers serve their own weights.
@@ -103,12 +115,18 @@ class ModelSpec(BaseModel):
         self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **self.sampling_extra}
         if self.sampling_extra and self.provider != "openai":
             raise ValueError("sampling_extra is sent to OpenAI-compatible servers only (provider 'openai')")
-        reserved = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "n", "stream"}
+        reserved = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "n", "stream",
+                    "stream_options"}
         if clash := sorted(reserved & set(self.sampling_extra)):
             raise ValueError(f"sampling_extra cannot set {', '.join(clash)} (set by the protocol params)")
         if self.provider == "vllm" and self.gpus < self.tensor_parallel_size:
             raise ValueError(f"gpus ({self.gpus}) must be >= tensor_parallel_size ({self.tensor_parallel_size})")
         return self
+
+    @property
+    def streams(self) -> bool:
+        """Whether live requests are streamed (see `stream`)."""
+        return self.stream if self.stream is not None else self.base_url is not None
 
     @property
     def pinned(self) -> bool:
@@ -153,6 +171,7 @@ def default_models() -> dict[str, ModelSpec]:
         "gemini-1.5-pro": ModelSpec(provider="openai", model_id="gemini-1.5-pro-002", revision="gemini-1.5-pro-002",
                                     retires=RETIRES["gemini-1.5-pro-002"],
                                     base_url="https://generativelanguage.googleapis.com/v1beta/openai/", api_key_env="GEMINI_API_KEY",
+                                    stream=False,  # a hosted API: rate-limits with 429s instead of queueing
                                     max_concurrency=8, price_in_per_mtok=1.25, price_out_per_mtok=5.0),
         "llama-3.3-70b": _vllm("meta-llama/Llama-3.3-70B-Instruct", 2, throughput_tok_s=1500.0),
         "llama-3.3-70b-awq": _vllm("casperhansen/llama-3.3-70b-instruct-awq", 1, "float16", quantization="awq", throughput_tok_s=900.0),

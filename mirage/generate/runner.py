@@ -234,7 +234,7 @@ class GenerationRun:
                 "temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
                 "input_hash": content_hash({"prompt": s.prompt, "messages": s.message_list}),
                 "text": r.text, "reasoning": r.reasoning, "finish_reason": r.finish_reason, "tokens_in": r.tokens_in,
-                "tokens_out": r.tokens_out, "latency_s": round(r.latency_s, 4), "error": r.error,
+                "tokens_out": r.tokens_out, "latency_s": round(r.latency_s, 4), **_phases(r), "error": r.error,
                 "provider_request_id": r.provider_request_id, "system_fingerprint": r.system_fingerprint,
                 "note": r.note, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta.get(s.key, {}),
             }))
@@ -281,6 +281,11 @@ class GenerationRun:
                 view.update(_result_columns(rec, row["condition"]))
                 out.append(view)
         return out
+
+
+def _phases(r: Result) -> dict[str, float]:
+    """queue_s (to the first token) and generation_s (first token to end) of a streamed call; {} otherwise."""
+    return {k: round(v, 4) for k, v in (("queue_s", r.queue_s), ("generation_s", r.generation_s)) if v is not None}
 
 
 def _result_columns(rec: dict | None, condition: str) -> dict[str, Any]:

@@ -128,7 +128,7 @@ class Store:
     def append(self, rec: dict) -> None:
         """Append one record to this process's shard (one write) and index it; see the module doc on durability."""
         key = rec.get("key")
-        if not isinstance(key, str) or not key or any(c.isspace() for c in key):
+        if not isinstance(key, str) or key.split() != [key]:  # non-empty, no whitespace
             raise ValueError("store records need a 'key' string without whitespace")
         if self._fd is None:
             self._start_shard()

@@ -1,6 +1,8 @@
 """A real threaded HTTP server on 127.0.0.1 speaking the OpenAI (chat/completions) and Anthropic (messages)
 protocols, with injectable faults (429, 500, timeout, malformed body), fixed latency, a settable number of
 completion tokens per OpenAI reply (`completion_tokens`) and request counting.
+Requests with `"stream": true` are answered in server-sent events (chunked), as OpenAI and vLLM do; a `timeout`
+fault then stalls after the first chunk, i.e. mid-generation.
 
 It also serves the batch endpoints the official SDKs call: OpenAI `POST /v1/files` (multipart,
 purpose=batch), `POST /v1/batches`, `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`, and Anthropic
@@ -9,7 +11,8 @@ finishes after `batch_polls` status reads (never while `hold_batches` is set); i
 executed once each, counted in `bodies` like live requests and in `executed` by custom_id.
 `batch_errors` makes the next N executed batch requests come back as per-request errors.
 
-Responses are deterministic functions of the request body, so reruns can be compared exactly.
+Responses are deterministic functions of the request body (less the stream switches), so reruns can be compared
+exactly, streamed or not.
 """
 
 from __future__ import annotations
@@ -31,7 +34,27 @@ ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def digest_of(body: dict) -> str:
+    body = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def sse_chunks(data: dict) -> list[dict]:
+    """A completion as the stream of chunks an OpenAI-compatible server sends for it (usage last)."""
+    base = {k: data[k] for k in ("id", "created", "model", "system_fingerprint")}
+    choice = data["choices"][0]
+    text = choice["message"]["content"] if "message" in choice else choice["text"]
+    pieces = [text[i:i + 5] for i in range(0, len(text), 5)]
+    if "message" in choice:
+        obj = "chat.completion.chunk"
+        deltas = [{"role": "assistant", "content": ""}, *({"content": p} for p in pieces)]
+        choices = [{"index": 0, "delta": d, "finish_reason": None} for d in deltas]
+        choices.append({"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]})
+    else:
+        obj = "text_completion"
+        choices = [{"index": 0, "text": p, "finish_reason": None} for p in pieces]
+        choices.append({"index": 0, "text": "", "finish_reason": choice["finish_reason"]})
+    return [*({**base, "object": obj, "choices": [c]} for c in choices),
+            {**base, "object": obj, "choices": [], "usage": data["usage"]}]
 
 
 def openai_reply(path: str, body: dict, digest: str, completion_tokens: int = 3) -> dict:
@@ -258,6 +281,8 @@ class FakeServer:
                     return self._send(429, b'{"error":{"message":"rate limited","type":"rate_limit"}}', {"retry-after-ms": "10"})
                 if fault == "500":
                     return self._send(500, b'{"error":{"message":"boom","type":"server_error"}}', {"retry-after-ms": "10"})
+                if body.get("stream"):
+                    return self._stream(body, digest, fault)
                 if fault == "timeout":
                     time.sleep(2.0)
                 if fault == "malformed":
@@ -267,6 +292,30 @@ class FakeServer:
                     return self._send(200, json.dumps(data).encode(), {"request-id": "req_anthropic_1"})
                 data = openai_reply(self.path, body, digest, server.completion_tokens)
                 self._send(200, json.dumps(data).encode(), {"x-request-id": f"req_{digest}"})
+
+            def _stream(self, body: dict, digest: str, fault: str | None) -> None:
+                """Server-sent events, chunked; a `timeout` fault stalls after the first chunk."""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("x-request-id", "req_bad" if fault == "malformed" else f"req_{digest}")
+                self.end_headers()
+                if fault == "malformed":
+                    chunks = [{"id": "x", "choices": []}]
+                else:
+                    chunks = sse_chunks(openai_reply(self.path, body, digest, server.completion_tokens))
+                    if not (body.get("stream_options") or {}).get("include_usage"):
+                        chunks.pop()
+                try:
+                    for i, chunk in enumerate([*(json.dumps(c) for c in chunks), "[DONE]"]):
+                        event = f"data: {chunk}\n\n".encode()
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        self.wfile.flush()
+                        if fault == "timeout" and i == 0:
+                            time.sleep(2.0)
+                    self.wfile.write(b"0\r\n\r\n")
+                except OSError:  # the client gave up on the stream
+                    self.close_connection = True
 
         return Handler
 

@@ -20,8 +20,8 @@ from tests.generate.fake_server import FakeServer
 
 
 def spec(url: str, **kw) -> ModelSpec:
-    return ModelSpec(provider="openai", model_id="fake-model", revision="fake-2025-01-01", base_url=url + "/v1",
-                     max_retries=3, timeout_s=0.5, max_concurrency=4, **kw)
+    return ModelSpec(**{"provider": "openai", "model_id": "fake-model", "revision": "fake-2025-01-01",
+                        "base_url": url + "/v1", "max_retries": 3, "timeout_s": 0.5, "max_concurrency": 4, **kw})
 
 
 def samples(n: int) -> list[Sample]:
@@ -35,22 +35,40 @@ def run(provider, items):
     return out
 
 
-def test_retries_429_500_timeout_then_records_malformed_as_error():
+@pytest.mark.parametrize("stream", [False, True])
+def test_retries_429_500_timeout_then_records_malformed_as_error(stream):
     with FakeServer() as srv:
-        p = OpenAIProvider("fake", spec(srv.url))
+        p = OpenAIProvider("fake", spec(srv.url, stream=stream))
         srv.faults = ["429", "500", "timeout"]
         out = run(p, samples(1))
         r = out["k0"]
         assert r.error is None and r.text.startswith("reply-") and "seed=100" in r.text
         assert r.system_fingerprint == "fp_test" and r.provider_request_id.startswith("req_")
         assert r.tokens_in == 7 and r.tokens_out == 3 and r.finish_reason == "stop"
-        assert srv.total == 4  # three faults retried by the SDK, then success
+        assert srv.total == 4  # three faults retried (a streamed timeout stalls mid-generation), then success
         srv.faults = ["malformed"]
         bad = run(p, samples(1))["k0"]
         assert bad.error and "malformed" in bad.error and bad.finish_reason == "error"
         srv.faults = ["500"] * 10
-        failed = run(OpenAIProvider("fake", spec(srv.url).model_copy(update={"max_retries": 1})), samples(1))["k0"]
-        assert failed.error.startswith("HTTP 500")
+        failed = run(OpenAIProvider("fake", spec(srv.url, stream=stream, max_retries=1)), samples(1))["k0"]
+        assert failed.error == "HTTP 500: boom" and srv.total == 7
+        assert (r.queue_s is not None) == stream and (r.generation_s is not None) == stream
+
+
+@pytest.mark.parametrize("mode", ["chat", "completion"])
+def test_streamed_result_equals_plain_result(mode):
+    with FakeServer() as srv:
+        got = {stream: run(OpenAIProvider("fake", spec(srv.url, mode=mode, stream=stream)), samples(3))
+               for stream in (False, True)}
+    for key, plain in got[False].items():
+        streamed = got[True][key]
+        assert plain.error is None and plain.tokens_out == 3
+        for field in ("text", "reasoning", "finish_reason", "tokens_in", "tokens_out", "provider_request_id",
+                      "system_fingerprint", "extra"):
+            assert getattr(streamed, field) == getattr(plain, field), field
+        assert streamed.queue_s >= 0 and streamed.generation_s >= 0 and plain.queue_s is None
+    assert spec("http://x").streams and not spec("http://x", stream=False).streams
+    assert not ModelSpec(provider="openai", model_id="gpt-x").streams  # api.openai.com: plain requests
 
 
 def test_completion_mode_and_api_key_from_env(monkeypatch):

@@ -1,4 +1,6 @@
-"""`anthropic` provider: the official SDK (AsyncAnthropic), bounded concurrency, SDK retries.
+"""`anthropic` provider: the Messages API through the lean aiohttp client (`_http`) and the shared driver
+(`_async`: adaptive bounded concurrency, retries with backoff honouring Retry-After); Message Batches through the
+official SDK.
 
 The Messages API has no seed parameter: records carry seed=null and a note saying so, and repeated
 samples are distinguished only by their sample index. A leading system message becomes `system`.
@@ -9,15 +11,17 @@ Thinking blocks (extended thinking) are kept as the reasoning trace. Jobs of at 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from mirage.config.generate import ModelSpec
 from mirage.generate.providers._async import run_bounded
+from mirage.generate.providers._http import Failed, HttpClient
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 from mirage.generate.providers.openai_batch import BatchJob
 
 NO_SEED_NOTE = "anthropic Messages API has no seed parameter; samples are not reproducible by seed"
+ANTHROPIC_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
 
 
 class AnthropicProvider(Provider):
@@ -27,14 +31,17 @@ class AnthropicProvider(Provider):
         super().__init__(name, spec)
         self.api_key = self.api_key_from_env()
 
-    def client(self, async_: bool = True) -> Any:
+    def client(self) -> Any:
+        """The official SDK's client (Message Batches path)."""
         import anthropic
 
-        common = {"api_key": self.api_key or "unused", "base_url": self.spec.base_url,
-                  "max_retries": self.spec.max_retries, "timeout": self.spec.timeout_s}
-        if not async_:
-            return anthropic.Anthropic(**common)
-        return anthropic.AsyncAnthropic(**common, http_client=anthropic.DefaultAioHttpClient(timeout=self.spec.timeout_s))
+        return anthropic.Anthropic(api_key=self.api_key or "unused", base_url=self.spec.base_url,
+                                   max_retries=self.spec.max_retries, timeout=self.spec.timeout_s)
+
+    def http(self) -> HttpClient:
+        """The live path's client: keep-alive pool sized to the concurrency."""
+        headers = {"x-api-key": self.api_key or "unused", "anthropic-version": API_VERSION}
+        return HttpClient(self.spec.base_url or ANTHROPIC_URL, headers, self.spec.max_concurrency, "request-id")
 
     def params(self, s: Sample) -> dict[str, Any]:
         """Messages API parameters for one sample (live and batch path)."""
@@ -52,34 +59,18 @@ class AnthropicProvider(Provider):
         if self.spec.use_batch_api and len(samples) >= self.spec.batch_min_requests:
             AnthropicBatch(self).run(self.state_dir, samples, on_result)
             return
-        async def call(client: Any, s: Sample) -> Result:
-            import anthropic
 
-            start = time.perf_counter()
+        async def call(client: HttpClient, s: Sample) -> Result:
+            # The body as built here, parsed as plain JSON: temperature/top_p stay on the wire although recent SDKs
+            # dropped them from the typed signature.
             try:
-                # The body as built here goes through the SDK's generic `post` (retries, auth, typed errors)
-                # and is parsed as plain JSON: temperature/top_p stay on the wire although recent SDKs dropped
-                # them from the typed signature, and the typed layers' ~1 ms CPU a request is saved.
-                resp = await client.post("/v1/messages", body=self.params(s), cast_to=_raw_response_type())
-                data = json.loads(await resp.aread())
-            except anthropic.APIStatusError as exc:
-                return Result.failure(f"HTTP {exc.status_code}: {exc.message}", time.perf_counter() - start,
-                                      exc.response.headers.get("request-id"))
-            except anthropic.APIError as exc:
-                return Result.failure(f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-            except ValueError as exc:
-                return Result.failure(f"malformed response: {exc}", time.perf_counter() - start,
-                                      resp.headers.get("request-id"))
-            return parse_message(data, time.perf_counter() - start, resp.headers.get("request-id"))
+                reply = await client.post_json("/v1/messages", self.params(s), self.spec.timeout_s)
+            except Failed as exc:
+                return Result.failure(exc.error, request_id=exc.request_id)
+            return parse_message(reply.data, request_id=reply.request_id)
 
-        run_bounded(samples, self.client, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute)
-
-
-def _raw_response_type() -> type:
-    """The HTTP response class the SDK returns unparsed (anthropic 2.x ships httpx as `httpx2`)."""
-    from anthropic import _base_client
-
-    return (getattr(_base_client, "httpx2", None) or _base_client.httpx).Response
+        run_bounded(samples, self.http, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute,
+                    self.spec.max_retries, self.spec.adaptive_concurrency)
 
 
 class AnthropicBatch(BatchJob):
@@ -90,7 +81,7 @@ class AnthropicBatch(BatchJob):
     max_bytes = 250 * 2**20  # under the 256 MB request limit
 
     def __init__(self, provider: AnthropicProvider) -> None:
-        super().__init__(provider.client(async_=False), provider.spec.batch_poll_s)
+        super().__init__(provider.client(), provider.spec.batch_poll_s)
         self.provider = provider
 
     def request(self, s: Sample) -> dict[str, Any]:

@@ -40,6 +40,9 @@ class Result:
     tokens_in: int = 0
     tokens_out: int = 0
     latency_s: float = 0.0
+    #: Streamed calls only: seconds until the first token (queueing + prefill) and from there to the end.
+    queue_s: float | None = None
+    generation_s: float | None = None
     error: str | None = None
     provider_request_id: str | None = None
     system_fingerprint: str | None = None

@@ -1,23 +1,26 @@
-"""`openai` provider: the official SDK (AsyncOpenAI) for OpenAI and any OpenAI-compatible server.
+"""`openai` provider: OpenAI and any OpenAI-compatible server (vLLM, llama.cpp, Gemini, ...).
 
-Chat models get `/chat/completions`, completion-mode models `/completions`. The SDK retries 429s,
-5xx, timeouts and connection errors with exponential backoff (`max_retries`); what still fails is
-recorded as an error. `seed` is sent; `system_fingerprint` and the request id are recorded.
-Live requests go through the SDK's aiohttp transport and its generic `post` with the body as built here,
-parsed as plain JSON: the typed request/response layers cost ~1 ms CPU a request, which at high concurrency
-made the client, not the server, the bottleneck (benchmarks/bench_api.py).
-Jobs of at least `batch_min_requests` samples go through the Batch API when `use_batch_api` is set.
+Chat models get `/chat/completions`, completion-mode models `/completions`. Live requests go through a lean
+aiohttp client (`_http`) and the shared driver (`_async`): 408/409/429/5xx, timeouts, connection errors and
+unparseable bodies are retried (`max_retries`) with exponential backoff and jitter, honouring Retry-After; what
+still fails is recorded as an error (`HTTP 500: ...`). The SDK cost ~1 ms CPU a request, which at high concurrency
+made the client, not the server, the bottleneck (benchmarks/bench_api.py). `seed` is sent; `system_fingerprint`
+and the request id (`x-request-id`) are recorded. Streamed requests (`ModelSpec.stream`) give the same result as
+plain ones and record time queued apart from time generating.
+Jobs of at least `batch_min_requests` samples go through the Batch API (official SDK) when `use_batch_api` is set.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from mirage.config.generate import ModelSpec
-from mirage.generate.providers._async import run_bounded
+from mirage.generate.providers._async import Retryable, run_bounded
+from mirage.generate.providers._http import Failed, HttpClient
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
+
+OPENAI_URL = "https://api.openai.com/v1"
 
 
 class OpenAIProvider(Provider):
@@ -27,14 +30,17 @@ class OpenAIProvider(Provider):
         super().__init__(name, spec)
         self.api_key = self.api_key_from_env()
 
-    def client(self, async_: bool = True) -> Any:
+    def client(self) -> Any:
+        """The official SDK's client (Batch API path)."""
         import openai
 
-        common = {"api_key": self.api_key or "unused", "base_url": self.spec.base_url,
-                  "max_retries": self.spec.max_retries, "timeout": self.spec.timeout_s}
-        if not async_:
-            return openai.OpenAI(**common)
-        return openai.AsyncOpenAI(**common, http_client=openai.DefaultAioHttpClient(timeout=self.spec.timeout_s))
+        return openai.OpenAI(api_key=self.api_key or "unused", base_url=self.spec.base_url,
+                             max_retries=self.spec.max_retries, timeout=self.spec.timeout_s)
+
+    def http(self) -> HttpClient:
+        """The live path's client: keep-alive pool sized to the concurrency."""
+        return HttpClient(self.spec.base_url or OPENAI_URL, {"Authorization": f"Bearer {self.api_key or 'unused'}"},
+                          self.spec.max_concurrency, "x-request-id")
 
     def endpoint(self) -> str:
         return "/v1/chat/completions" if self.spec.mode == "chat" else "/v1/completions"
@@ -57,29 +63,56 @@ class OpenAIProvider(Provider):
 
             run_batch(self, samples, on_result)
             return
-        path = self.endpoint().removeprefix("/v1")
+        path, spec = self.endpoint().removeprefix("/v1"), self.spec
 
-        async def call(client: Any, s: Sample) -> Result:
-            import httpx
-            import openai
-
-            start = time.perf_counter()
+        async def call(client: HttpClient, s: Sample) -> Result:
             try:
-                resp = await client.post(path, body=self.body(s), cast_to=httpx.Response)
-                data = json.loads(await resp.aread())
-            except openai.APIStatusError as exc:
-                return Result.failure(f"HTTP {exc.status_code}: {exc.message}", time.perf_counter() - start,
-                                      exc.response.headers.get("x-request-id"))
-            except openai.APIError as exc:
-                return Result.failure(f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-            except ValueError as exc:
-                return Result.failure(f"malformed response: {exc}", time.perf_counter() - start,
-                                      resp.headers.get("x-request-id"))
-            if not isinstance(data, dict):
-                return Result.failure("malformed response: not a JSON object", time.perf_counter() - start)
-            return parse_response(data, time.perf_counter() - start, resp.headers.get("x-request-id"))
+                if spec.streams:
+                    body = {**self.body(s), "stream": True, "stream_options": {"include_usage": True}}
+                    reply = await client.post_sse(path, body, spec.queue_timeout_s, spec.timeout_s)
+                    data = reply.data or assemble(reply.events, spec.mode, reply.done, reply.request_id)
+                else:
+                    reply = await client.post_json(path, self.body(s), spec.timeout_s)
+                    data = reply.data
+            except Failed as exc:
+                return Result.failure(exc.error, request_id=exc.request_id)
+            result = parse_response(data, request_id=reply.request_id)
+            result.queue_s, result.generation_s = reply.queue_s, reply.generation_s
+            return result
 
-        run_bounded(samples, self.client, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute)
+        run_bounded(samples, self.http, call, on_result, spec.max_concurrency, spec.requests_per_minute,
+                    spec.max_retries, spec.adaptive_concurrency)
+
+
+def assemble(events: list[dict[str, Any]], mode: str, done: bool = True, request_id: str | None = None) -> dict[str, Any]:
+    """The chat or text completion JSON that streamed `events` (chunks) add up to, as a plain request returns it.
+    A stream that ended before `data: [DONE]` was cut off: worth another try. One that ended properly without a
+    finish_reason is malformed (as a plain reply without choices)."""
+    if not done:
+        raise Retryable("malformed response: the stream ended before [DONE]", request_id=request_id)
+    data: dict[str, Any] = {"id": None, "system_fingerprint": None, "usage": None}
+    text, reasoning, refusal, finish = [], [], [], None
+    for ev in events:
+        data["id"] = data["id"] or ev.get("id")
+        data["system_fingerprint"] = data["system_fingerprint"] or ev.get("system_fingerprint")
+        data["usage"] = ev.get("usage") or data["usage"]
+        for choice in ev.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            text.append(delta.get("content") or choice.get("text") or "")
+            reasoning.append(delta.get("reasoning_content") or delta.get("reasoning") or "")
+            refusal.append(delta.get("refusal") or "")
+            finish = choice.get("finish_reason") or finish
+    if finish is None:
+        data["choices"] = []
+    elif mode == "chat":
+        message = {"content": "".join(text) or None, "reasoning_content": "".join(reasoning) or None,
+                   "refusal": "".join(refusal) or None}
+        data["choices"] = [{"finish_reason": finish, "message": message}]
+    else:
+        data["choices"] = [{"finish_reason": finish, "text": "".join(text)}]
+    return data
 
 
 def parse_response(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None) -> Result:

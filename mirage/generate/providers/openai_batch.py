@@ -149,7 +149,7 @@ class OpenAIBatch(BatchJob):
     max_bytes = 190 * 2**20  # under the 200 MB input-file limit
 
     def __init__(self, provider: Any) -> None:
-        super().__init__(provider.client(async_=False), provider.spec.batch_poll_s)
+        super().__init__(provider.client(), provider.spec.batch_poll_s)
         self.provider = provider
 
     @staticmethod
