@@ -1,18 +1,19 @@
 """The slurm profile on a real one-node SLURM cluster (workflow/cluster/slurm.sh; needs root and apt).
 
 The whole `demo` target runs twice from scratch copies of the project: locally (`--cores 2`) and through
-`snakemake --executor slurm --profile workflow/profiles/slurm`. In the SLURM copy the embedded model declares 2
-GPUs (stand-in GRES devices), so every job whose rule declares `gpu` > 0 must have run in the partition its
-`slurm_partition` names (`gpu`) with CUDA_VISIBLE_DEVICES=0,1, every other job in `cpu` with none; the set of
-such jobs comes from the resources Snakemake printed for each job, never from a list of rule names. Every file
-the demo writes must be byte-identical to the local run's (see `comparable`). To keep CI time down both runs
+`snakemake --executor slurm --profile workflow/profiles/slurm`. The embedded model declares 2 GPUs (stand-in
+GRES devices), so every job that declares `gpu` > 0 must have run in the partition its `slurm_partition` names
+(`gpu`) with CUDA_VISIBLE_DEVICES=0,1, every other job in `cpu` with none; which jobs those are comes from the
+resources Snakemake printed for each job, never from a list of rule names. Every file the demo writes must be
+byte-identical to the local run's (see `comparable` for the timing fields it masks). To keep CI time down both runs
 are shrunk alike: 1 sample of 4 tokens, the demo's baseline rows only (no RAG pools, cross-lingual variants or
 mitigation rows), 1 probe pair per template, 200 bootstrap/permutation resamples.
 
 What cannot run here, and stands in for it: there is no GPU, so the `gpu` partition's devices are copies of
-/dev/null and model jobs compute on the CPU (torch sees no CUDA); there is no accounting database, so `sacct`
-has nothing to report: placement is read from jobcomp/filetxt's record of each finished job (state and
-partition) and from the TaskProlog's line in each job log (partition and CUDA_VISIBLE_DEVICES).
+/dev/null and model jobs compute on the CPU (torch sees no CUDA); for the same reason the probe cannot run in
+`gpu` at all (NOT_RUN) and runs in `cpu` with the model declared CPU-only. There is no accounting database, so
+`sacct` has nothing to report: placement is read from jobcomp/filetxt's record of each finished job (state,
+partition, working directory) and from the TaskProlog's line in each job log (partition, CUDA_VISIBLE_DEVICES).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pytest
 import yaml
 
 from mirage import artefacts
+from mirage.protocol import CONDITIONS
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -204,7 +206,7 @@ def test_slurm_runs_the_demo_with_model_jobs_on_gpus_and_matches_a_local_run(clu
             continue
         want = (res["slurm_partition"], int(res.get("gpu", 0)))
         assert declared.setdefault(rule, want) == want, (rule, res)
-    assert {f"generate_{c}" for c in ("C1", "C2", "C3")} <= {r for r, (_, g) in declared.items() if g}, declared
+    assert {f"generate_{c}" for c in CONDITIONS} <= {r for r, (_, g) in declared.items() if g}, declared
 
     # Job logs: .snakemake/slurm_logs/rule_<rule>/<wildcards>/<jobid>.log, each with the TaskProlog's line;
     # jobcomp's record of the same job id gives its final state and partition.
@@ -215,8 +217,8 @@ def test_slurm_runs_the_demo_with_model_jobs_on_gpus_and_matches_a_local_run(clu
         m = re.search(r"mirage-slurm: job=(\d+) partition=(\w+) cuda=(\S+)", log.read_text(encoding="utf-8"))
         assert m, f"{log}: no placement line from the TaskProlog"
         job, partition, cuda = m.groups()
-        record = re.findall(rf"^JobId={job} .*$", comp, re.M)[-1:]  # ids restart with the cluster: the last is this one
-        assert record and "JobState=COMPLETED" in record[0] and f"Partition={partition} " in record[0], (rule, record)
+        record = re.search(rf"^JobId={job} .* WorkDir={re.escape(str(repo))} .*$", comp, re.M)
+        assert record and "JobState=COMPLETED" in record.group(0) and f"Partition={partition} " in record.group(0), rule
         want_partition, gpus = declared[rule]
         assert want_partition == ("gpu" if gpus else "cpu")
         assert (partition, cuda) == (want_partition, ",".join(map(str, range(gpus))) or "none"), (rule, partition, cuda)
@@ -226,5 +228,8 @@ def test_slurm_runs_the_demo_with_model_jobs_on_gpus_and_matches_a_local_run(clu
     print("placement:\n" + "\n".join(placed.values()))
 
     expected, got = comparable(local_run), comparable(repo)
+    assert {artefacts.report(TARGET), artefacts.labels(MODEL, TARGET), *artefacts.metrics(TARGET).values(),
+            artefacts.board_page()["page"]} <= set(expected)
+    assert any(k.startswith(artefacts.figures_dir(TARGET)) and k.endswith(".png") for k in expected)
     assert set(got) == set(expected)
     assert [k for k in expected if got[k] != expected[k]] == []
