@@ -9,8 +9,9 @@
 # character devices made with mknod (copies of /dev/null), so `sbatch -p gpu --gres=gpu:2` runs with
 # CUDA_VISIBLE_DEVICES=0,1 although no GPU exists. Process tracking is proctrack/linuxproc and TaskPlugin is
 # task/none (no cgroups needed). There is no accounting database: finished jobs are written by jobcomp/filetxt
-# to $STATE/jobcomp.log (JobId, JobState, Partition, WorkDir; its Tres lists cpu, mem and node only), and a TaskProlog prints each job's
-# partition and CUDA_VISIBLE_DEVICES into its output, so tests check placement from those. Snakemake then
+# to $STATE/jobcomp.log (JobId, JobState, Partition, WorkDir; its Tres lists cpu, mem and node only), and a
+# TaskProlog prints each job's partition and CUDA_VISIBLE_DEVICES into its output, so tests check placement
+# from those. Snakemake then
 # needs `--slurm-status-command squeue --slurm-no-account`.
 set -euo pipefail
 
