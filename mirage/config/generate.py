@@ -52,8 +52,10 @@ class ModelSpec(BaseModel):
         None, description="Stream responses (openai provider, server-sent events with usage), so time queued at the "
         "server is told from generation time: records get queue_s and generation_s, and a request dropped on a "
         "timeout stops decoding on servers that notice the closed stream (vLLM, llama.cpp). null = stream when "
-        "base_url is set (self-hosted servers queue requests in-process), not for api.openai.com (which rejects "
-        "excess load with 429 rather than queueing it). Set false for a server whose streams carry no usage.",
+        "base_url is set (self-hosted servers queue requests in-process), except for server_kind llama.cpp "
+        "(llama-cpp-python's server cuts a stream when the next request arrives and sends no usage; llama.cpp's own "
+        "llama-server streams fine: set true there), and not for api.openai.com (which rejects excess load with 429 "
+        "rather than queueing it). A stream that carries no usage is an error that says to set false.",
     )
     queue_timeout_s: float = Field(600.0, gt=0, description="Streamed requests: seconds to wait for the first token "
                                    "(queueing and prefill at a busy server).")
@@ -126,7 +128,9 @@ class ModelSpec(BaseModel):
     @property
     def streams(self) -> bool:
         """Whether live requests are streamed (see `stream`)."""
-        return self.stream if self.stream is not None else self.base_url is not None
+        if self.stream is not None:
+            return self.stream
+        return self.base_url is not None and self.server_kind != "llama.cpp"
 
     @property
     def pinned(self) -> bool:

@@ -83,6 +83,7 @@ class FakeServer:
     def __init__(self, latency_s: float = 0.0, count_file: str | None = None, batch_polls: int = 2) -> None:
         self.latency_s = latency_s
         self.completion_tokens = 3  # usage.completion_tokens of every live OpenAI reply
+        self.stream_usage = True  # False: streams carry no usage chunk even when asked (llama-cpp-python's server)
         self.faults: list[str] = []  # consumed one per request: "429", "500", "timeout", "malformed"
         self.bodies: Counter[str] = Counter()
         self.count_file = count_file
@@ -304,7 +305,7 @@ class FakeServer:
                     chunks = [{"id": "x", "choices": []}]
                 else:
                     chunks = sse_chunks(openai_reply(self.path, body, digest, server.completion_tokens))
-                    if not (body.get("stream_options") or {}).get("include_usage"):
+                    if not ((body.get("stream_options") or {}).get("include_usage") and server.stream_usage):
                         chunks.pop()
                 try:
                     for i, chunk in enumerate([*(json.dumps(c) for c in chunks), "[DONE]"]):

@@ -106,3 +106,16 @@ def test_calibrate_a_model_behind_the_server(llama_server, tmp_path):
     assert (entry["n"], entry["concurrency"], entry["base_url"]) == (2, 2, llama_server)
     assert 0 < entry["tokens_out"] <= 2 * 64 and entry["tok_s"] > 0
     assert {r["source"] for r in json.loads((tmp_path / "e.json").read_text())["rows"]} == {"measured"}
+
+
+def test_streaming_against_llama_cpp_python_says_to_turn_it_off(llama_server, tmp_path):
+    """llama-cpp-python's server sends no usage in its streams (so server_kind llama.cpp does not stream by default):
+    a model set to stream gets one clear error per call, nothing stored as done."""
+    write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(1, "C1"))
+    params = write_params(tmp_path / "params.yaml", {"llama": {
+        "provider": "openai", "model_id": "smollm2", "revision": SMOLLM2_SHA, "base_url": llama_server,
+        "server_kind": "llama.cpp", "stream": True, "max_concurrency": 1, "max_retries": 0}},
+        n_samples=1, max_tokens={"C1": 4, "C2": 4, "C3": 4})
+    res = CliRunner().invoke(generate, ["--model", "llama", "--slice", "full", "--condition", "C1", "--params", str(params),
+                                        *gen_paths(tmp_path, "C1", model="llama")])
+    assert res.exit_code == 1 and "stream carried no usage" in res.output and "stream: false" in res.output, res.output

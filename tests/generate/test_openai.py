@@ -69,6 +69,16 @@ def test_streamed_result_equals_plain_result(mode):
         assert streamed.queue_s >= 0 and streamed.generation_s >= 0 and plain.queue_s is None
     assert spec("http://x").streams and not spec("http://x", stream=False).streams
     assert not ModelSpec(provider="openai", model_id="gpt-x").streams  # api.openai.com: plain requests
+    assert not spec("http://x", server_kind="llama.cpp").streams  # llama-cpp-python: cut streams, no usage
+    assert spec("http://x", server_kind="llama.cpp", stream=True).streams
+
+
+def test_a_stream_without_usage_is_an_error_that_says_what_to_set():
+    with FakeServer() as srv:
+        srv.stream_usage = False
+        r = run(OpenAIProvider("fake", spec(srv.url, stream=True)), samples(1))["k0"]
+    assert r.error == "the server's stream carried no usage (token counts): set `stream: false` for model fake"
+    assert srv.total == 1  # final, not retried
 
 
 def test_completion_mode_and_api_key_from_env(monkeypatch):

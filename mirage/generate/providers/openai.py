@@ -71,6 +71,9 @@ class OpenAIProvider(Provider):
                     body = {**self.body(s), "stream": True, "stream_options": {"include_usage": True}}
                     reply = await client.post_sse(path, body, spec.queue_timeout_s, spec.timeout_s)
                     data = reply.data or assemble(reply.events, spec.mode, reply.done, reply.request_id)
+                    if data.get("choices") and not data.get("usage"):
+                        return Result.failure("the server's stream carried no usage (token counts): set `stream: false` "
+                                              f"for model {self.name}", request_id=reply.request_id)
                 else:
                     reply = await client.post_json(path, self.body(s), spec.timeout_s)
                     data = reply.data
