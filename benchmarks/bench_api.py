@@ -1,6 +1,6 @@
 """API client throughput: the real provider + runner + store against a keep-alive asyncio server with fixed latency.
 
-    python -m benchmarks.bench_api [--provider openai|anthropic] [--latency 0.05] [--n 2000]
+    python -m benchmarks.bench_api [--provider openai|anthropic] [--latency 0.05] [--n 4000]
                                    [--concurrency 1,4,16,64,256] [--stream] [--uvloop]
 
 The server (a raw asyncio HTTP/1.1 server with keep-alive, in its own process so it neither shares the
@@ -118,7 +118,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--provider", choices=("openai", "anthropic"), default="openai")
     ap.add_argument("--latency", type=float, default=0.05)
-    ap.add_argument("--n", type=int, default=2000, help="requests per concurrency limit")
+    ap.add_argument("--n", type=int, default=4000, help="requests per concurrency limit (the ramp-down of the last `concurrency` requests costs about concurrency / n of the ideal)")
     ap.add_argument("--concurrency", default="1,4,16,64,256")
     ap.add_argument("--stream", action="store_true", help="stream the openai requests (server-sent events)")
     ap.add_argument("--uvloop", action="store_true", help="run the client on uvloop")
