@@ -118,7 +118,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--provider", choices=("openai", "anthropic"), default="openai")
     ap.add_argument("--latency", type=float, default=0.05)
-    ap.add_argument("--n", type=int, default=4000, help="requests per concurrency limit (the ramp-down of the last `concurrency` requests costs about concurrency / n of the ideal)")
+    ap.add_argument("--n", type=int, default=4000, help="requests per concurrency limit (the ramp-down of the "
+                    "last `concurrency` requests costs about concurrency / n of the ideal)")
     ap.add_argument("--concurrency", default="1,4,16,64,256")
     ap.add_argument("--stream", action="store_true", help="stream the openai requests (server-sent events)")
     ap.add_argument("--uvloop", action="store_true", help="run the client on uvloop")
