@@ -14,6 +14,7 @@ to the registry's throughput_tok_s.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import socket
@@ -77,8 +78,6 @@ def measure(name: str, spec: ModelSpec, gen: GenerateParams) -> dict[str, Any]:
 
 def read_calibration(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
     """Model name -> measurement; empty when the file does not exist."""
-    import json
-
     if not Path(path).exists():
         return {}
     try:
