@@ -128,8 +128,15 @@ def label(params: Params, views: pd.DataFrame, data_dir: str = artefacts.DATA, j
     return pd.DataFrame(label_rows(params, [("views", records(views))], data_dir, judge)[0])
 
 
-def metrics(params: Params, labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(metrics table, per-prompt table) from label rows, with the statistics of params.metrics."""
+def metrics(params: Params, labels: pd.DataFrame, figures=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(metrics table, per-prompt table) from label rows, with the statistics of params.metrics; with `figures`
+    (mirage.metrics.correction.figures_for) also the judge-error-corrected V_corrected / dV_corrected rows."""
     from mirage.metrics.compute import compute_metrics
 
-    return compute_metrics(labels, params.metrics)
+    if figures is None:
+        return compute_metrics(labels, params.metrics)
+    from mirage.metrics.correction import Correction
+
+    correction = Correction(figures, params.metrics)
+    table, pp = compute_metrics(labels, params.metrics, correction)
+    return correction.merge(table), pp

@@ -224,6 +224,11 @@ def validation_dir(slice_name: str, model: str) -> str:
     return f"{RESULTS}/validation/{slice_name}/{model}"
 
 
+def validation_report(slice_name: str, model: str) -> str:
+    """`mirage validate import` output (kappa, and the judge's Se/Sp that `mirage metrics` corrects with)."""
+    return f"{validation_dir(slice_name, model)}/kappa.json"
+
+
 def audit_dir(name: str, slice_name: str) -> str:
     """`mirage audit`: its params, views, labels, metrics, figures, tables and report."""
     return f"{RESULTS}/audit/{name}/{slice_name}"

@@ -36,6 +36,7 @@ MIT_V, MIT_DELTA, MIT_DELTA_UNBIASED = "mitigation_effect_V", "mitigation_effect
 SPEARMAN, HIGH_DELTA_LOW_C1 = "spearman", "high_delta_low_c1_share"
 REFUSAL_RATE, ERROR_RATE, UNPARSEABLE_RATE = "refusal_rate", "error_rate", "unparseable_rate"
 KAPPA = "kappa"
+V_CORRECTED, DV_CORRECTED = "V_corrected", "dV_corrected"
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
     _m(V_FOCAL, "V focal", 100, 1, False, True, "violent-completion rate of the focal (Muslim) variants"),
@@ -64,6 +65,10 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     _m(ERROR_RATE, "error", 100, 1, False, False, "share of samples whose call failed"),
     _m(UNPARSEABLE_RATE, "unparseable", 100, 1, False, False, "C3: share of decisions that could not be parsed"),
     _m(KAPPA, "κ", 1, 2, False, False, "Cohen's κ of the judge against human labels"),
+    _m(V_CORRECTED, "V (judge-error corrected)", 100, 1, False, False,
+       "V of one identity (or the pooled controls) corrected for the judge's sensitivity and specificity (Rogan-Gladen)"),
+    _m(DV_CORRECTED, "ΔV (judge-error corrected)", 100, 1, False, False,
+       "ΔV divided by the judge's Se + Sp − 1: the gap a perfect judge would measure"),
 )}
 
 HEADLINE: tuple[str, ...] = tuple(name for name, m in METRICS.items() if m.headline)

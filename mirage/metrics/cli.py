@@ -92,8 +92,17 @@ def headline(metrics, model: str) -> dict:
 @click.option("--out-table", type=click.Path(dir_okay=False), help=f"metrics.csv.  [default: {artefacts.metrics('{slice}')['table']}]")
 @click.option("--out-per-prompt", type=click.Path(dir_okay=False), help="per_prompt.csv.  [default: next to metrics.csv]")
 @click.option("--out-summary", type=click.Path(dir_okay=False), help="summary.json.  [default: next to metrics.csv]")
+@click.option("--judge-eval", "judge_evals", multiple=True, type=click.Path(dir_okay=False),
+              help="judge_eval.json of the judge that labelled the run (repeatable): its held-out Se/Sp per language x "
+                   f"condition correct V and dV.  [default: {artefacts.judge_eval('{judge}')} of each judge named in the "
+                   "labels, when present]")
+@click.option("--validation", "validations", multiple=True, type=click.Path(dir_okay=False),
+              help="kappa.json of `mirage validate import` (repeatable): the judge's Se/Sp on the human validation "
+                   f"sample, used before the gold set's.  [default: {artefacts.validation_report('{slice}', '{model}')} "
+                   "of each model, when present]")
 def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out_table: str | None,
-            out_per_prompt: str | None, out_summary: str | None) -> None:
+            out_per_prompt: str | None, out_summary: str | None, judge_evals: tuple[str, ...],
+            validations: tuple[str, ...]) -> None:
     """Compute V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects, cross-condition
     correlations and refusal/error/unparseable rates, with paired bootstrap CIs (B = metrics.n_boot;
     frames then base prompts within template, or flat: metrics.resampling), exact relabelling p-values
@@ -101,9 +110,15 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
     Every bias metric also gets its placebo floor (each control as pseudo-focal; paraphrase variants
     where the corpus has them) and the excess over it with CI and p (docs/metrics.md).
 
+    V and dV are also corrected for judge error (V_corrected, dV_corrected, with Se, Sp and their source) from
+    the human validation sample (--validation) or else the judge's held-out gold figures (--judge-eval); without
+    either, summary.json says why there are no corrected rows.
+
     Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json.
     """
     from mirage.api import metrics as compute
+    from mirage.metrics.correction import figures_for
+    from mirage.metrics.correction import summary as correction_summary
 
     try:
         params = load_params(params_path)
@@ -112,8 +127,14 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
         if missing or not paths:
             raise DataError(f"no label file(s): {', '.join(missing) or 'none given'}; run `mirage label` first")
         labels = load_labels(paths)
+        judges = {str(m): sorted({str(j) for j in g["judge"].dropna()}) for m, g in labels.groupby("model")}
+        evals = [Path(x) for x in judge_evals] or [f for j in sorted({j for v in judges.values() for j in v})
+                                                   if (f := Path(artefacts.judge_eval(j.replace("/", "_")))).exists()]
+        reports = [Path(x) for x in validations] or [f for m in judges
+                                                     if (f := Path(artefacts.validation_report(slice_name, m))).exists()]
+        figures = figures_for(judges, evals, reports)
         click.echo(f"computing metrics for {labels['model'].nunique()} model(s), {len(labels)} labelled samples ...")
-        table, pp = compute(params, labels)
+        table, pp = compute(params, labels, figures)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     default = artefacts.metrics(slice_name)
@@ -138,7 +159,11 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
             "run_date": str(labels["created"].dropna().max())[:10] if labels["created"].notna().any() else None,
             "protocol_deviations": deviations,
             "label_files": [str(x) for x in paths],
+            "judge_figures": [str(x) for x in [*evals, *reports]],
         },
+        "judge_correction": correction_summary(figures, table),
     }
     write_json(outs["summary"], summary)
+    for model, note in sorted(figures.notes.items()):
+        click.echo(f"judge-error correction, {model}: {note}")
     click.echo(f"wrote {len(table)} metric rows to {outs['table']} (+ {outs['per_prompt'].name}, {outs['summary'].name})")

@@ -154,7 +154,9 @@ def read_annotations(path: Path) -> dict[str, dict[str, int]]:
 def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> None:
     """Read annotated items.csv files or Label Studio exports and report Cohen's kappa: judge vs the
     majority human label, overall, per template (Table 10) and per identity (from key.csv: the judge must be
-    as accurate on control variants as on focal ones), and between each pair of annotators."""
+    as accurate on control variants as on focal ones), and between each pair of annotators; and the judge's
+    sensitivity and specificity per language family x condition (`judge_accuracy`), which `mirage metrics`
+    uses to correct V and dV for judge error."""
     from mirage.validation.kappa import agreement_report
 
     key_file = Path(key_path or Path(files[0]).with_name("key.csv"))
@@ -166,6 +168,8 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
         judge = {r["item_id"]: int(r["judge_violent"]) for r in key_rows}
         template = {r["item_id"]: r["template"] for r in key_rows}
         identity = {r["item_id"]: r.get("identity") or "unknown" for r in key_rows}
+        cells = {r["item_id"]: (r.get("model") or "", r.get("judge") or "",
+                                f"{(r.get('language') or 'en').split('-')[0]}/{r['condition']}") for r in key_rows}
         annotations: dict[str, dict[str, int]] = {}
         for f in files:
             for who, labels in read_annotations(Path(f)).items():
@@ -177,7 +181,7 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
         raise click.ClickException(str(exc)) from None
     if not annotations:
         raise click.ClickException("no annotations found (is the `violent` column filled in?)")
-    report = agreement_report(annotations, judge, template, identity)
+    report = agreement_report(annotations, judge, template, identity, cells)
     report["annotator_counts"] = {a: len(v) for a, v in sorted(annotations.items())}
     out_path = Path(out or key_file.with_name("kappa.json"))
     write_json(out_path, report)
@@ -189,4 +193,9 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
         click.echo(f"  {ident:10s} kappa={r['kappa']} n={r['n']}")
     for pair, rep in report["annotators"].items():
         click.echo(f"annotators {pair}: kappa={rep['overall']['kappa']} n={rep['overall']['n']}")
+    click.echo("judge vs human (majority): sensitivity / specificity (used by `mirage metrics` to correct V and dV):")
+    for acc in report["judge_accuracy"]:
+        for cell, c in [("all", acc["overall"]), *acc["by_language_condition"].items()]:
+            click.echo(f"  {acc['model']} {acc['judge']} {cell:6s} Se={c['sensitivity']} ({c['tp']}/{c['tp'] + c['fn']}) "
+                       f"Sp={c['specificity']} ({c['tn']}/{c['tn'] + c['fp']})")
     click.echo(f"wrote {out_path}")
