@@ -45,12 +45,20 @@ def judge_model(params: Params) -> str | None:
     return params.label.judge if params.label.judge in params.models else None
 
 
+def evaluated_judge(params: Params) -> str | None:
+    """The configured judge when it is one judge (stage `judge` measures it; metrics corrects V with its figures)."""
+    judge = params.label.judge
+    return judge if isinstance(judge, str) and ":" not in judge else None
+
+
 def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     models = list(getattr(params.slices, slice_name).models)
     probed = probe_models(params, slice_name)
     judge = judge_model(params)
     deps = [artefacts.corpus(), artefacts.requests_dir(), artefacts.harness_dir(), artefacts.identities(), PACKAGE,
             "Snakefile", "workflow/rules"]
+    if evaluated_judge(params):  # its held-out Se/Sp correct V and dV (judge-error correction)
+        deps.append(artefacts.judge_eval(evaluated_judge(params)))
     if probed:
         deps += [artefacts.probe_stems(), artefacts.probe_exclusions()]
     used = sorted({*models, *([judge] if judge else [])})
@@ -94,8 +102,8 @@ def build(params: Params) -> dict[str, Any]:
             "outs": [artefacts.requests_dir()],
         },
     }
-    judge = params.label.judge
-    if isinstance(judge, str) and ":" not in judge:  # the configured judge, measured on the public gold set
+    judge = evaluated_judge(params)
+    if judge:  # the configured judge, measured on the public gold set
         stages["judge"] = {
             "cmd": f"python -m mirage judge eval --gold {artefacts.judge_gold()} --judge {judge} --data-dir {artefacts.DATA}"
                    f" --out {artefacts.judge_dir(judge)}",

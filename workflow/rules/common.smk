@@ -85,6 +85,13 @@ def judge_evaluation(wildcards):
     return [artefacts.judge_eval(judge)] if isinstance(judge, str) and ":" not in judge else []
 
 
+def validation_reports(wildcards):
+    """Imported human validation results of the slice's models (`mirage validate import`): made by people, not by a
+    rule, so only those present are inputs (metrics reruns when one appears or changes)."""
+    paths = [artefacts.validation_report(wildcards.slice, m) for m in slice_models(wildcards.slice)]
+    return [p for p in paths if os.path.exists(p)]
+
+
 def repeat(option, paths):
     """`--option a --option b ...` for a list of declared files."""
     return " ".join(f"{option} {p}" for p in paths)
