@@ -91,7 +91,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe, labels)
         steps.update()
         built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths]),
-                                                data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name)), tab_dir)
+                                                data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name),
+                                                data.load_correction_notes(summary)), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
         sample_rows = samples.rows(labels, gens)

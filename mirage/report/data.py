@@ -144,6 +144,17 @@ def load_provenance(summary_path: Path, slice_name: str, slice_overrides: dict[s
     return prov
 
 
+def load_correction_notes(summary_path: Path) -> dict[str, str]:
+    """summary.json `judge_correction`: model -> which judge figures corrected V and dV, or why none did."""
+    if not summary_path.exists():
+        return {}
+    try:
+        block = json.loads(summary_path.read_text(encoding="utf-8")).get("judge_correction") or {}
+    except (json.JSONDecodeError, AttributeError):
+        return {}
+    return {str(m): str(v.get("note", "")) for m, v in block.items() if isinstance(v, dict)} if isinstance(block, dict) else {}
+
+
 def load_jsonl_frame(paths: list[Path], required: tuple[str, ...]) -> pd.DataFrame:
     """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist."""
     rows = [row for p in paths if p.exists() for row in read_jsonl(p, required=required)]

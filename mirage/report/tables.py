@@ -16,6 +16,7 @@ from mirage.metric_names import (
     CAI,
     DELTA_ABS,
     DV,
+    DV_CORRECTED,
     ERROR_RATE,
     HIGH_DELTA_LOW_C1,
     KAPPA,
@@ -23,6 +24,7 @@ from mirage.metric_names import (
     SPEARMAN,
     UNPARSEABLE_RATE,
     V_CONTROL,
+    V_CORRECTED,
     V_FOCAL,
     XLING_GAP,
 )
@@ -62,6 +64,7 @@ class Inputs:
     probe_onsets: pd.DataFrame | None = None
     corpus_stats: pd.DataFrame | None = None
     sampling: pd.DataFrame | None = None
+    correction_notes: dict[str, str] | None = None  # summary.json judge_correction: model -> source used or why none
 
 
 def _fmt(v: float, digits: int) -> str:
@@ -353,6 +356,59 @@ def table_quality(inp: Inputs) -> Table:
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no refusal/error/unparseable rows in metrics.csv")
 
 
+def _num(v: object) -> float:
+    return pd.to_numeric(pd.Series([v]), errors="coerce").iloc[0]
+
+
+def table_correction(inp: Inputs) -> Table:
+    t = Table("table_judge_correction", "Judge-error correction: raw and corrected violence rates",
+              "V focal, V control and ΔV (%, pp) as measured, beside the same corrected for the judge's errors "
+              "(V* = (V + Sp − 1) / (Se + Sp − 1), ΔV* = ΔV / (Se + Sp − 1); the CI also redraws the validation items), "
+              "with the sensitivity Se and specificity Sp used, their n (true positives / true negatives they are "
+              "measured on) and source. No interval where Se + Sp − 1 < 0.5 (the correction would more than double "
+              "the noise). Baseline stratum, all templates. Judge figures used: "
+              + ("; ".join(f"{m}: {n}" for m, n in sorted((inp.correction_notes or {}).items())) or "not recorded"))
+    df = inp.metrics
+    if "correction_source" not in df.columns or not df["metric"].isin([V_CORRECTED, DV_CORRECTED]).any():
+        notes = inp.correction_notes or {}
+        t.missing = ("; ".join(f"{m}: {n}" for m, n in sorted(notes.items())) or
+                     "metrics.csv has no judge-error-corrected rows (run `mirage metrics` with the judge's judge_eval.json "
+                     "holding a held-out split, or with a human validation sample from `mirage validate import`)")
+        return t
+    focal = set(df.loc[df["metric"] == V_FOCAL, "identity"])
+    pairs = ((V_FOCAL, V_CORRECTED, "V focal", focal), (V_CONTROL, V_CORRECTED, "V control", {"control"}),
+             (DV, DV_CORRECTED, "ΔV", {"control"}))
+    data, shown = [], []
+    for raw_name, corr_name, label, idents in pairs:
+        raw = select(df, raw_name, condition=ANY, language=EITHER, identity=list(idents))
+        corr = select(df, corr_name, condition=ANY, language=EITHER, identity=list(idents))
+        keys = ["model", "condition", "language", "identity"]
+        for _, r in raw.merge(corr, on=keys, suffixes=("", "_c")).iterrows():
+            se, sp = _num(r["se_c"]), _num(r["sp_c"])
+            j = se + sp - 1
+            why_c = (f"unstable: Se + Sp − 1 = {j:.2f} < 0.5" if r["flag_c"] == "unstable_correction" else r["why_c"])
+            data.append({"model": r["model"], "condition": r["condition"], "language": r["language"], "metric": label,
+                         "raw": 100 * r["estimate"], "raw ci_low": 100 * r["ci_low"], "raw ci_high": 100 * r["ci_high"],
+                         "corrected": 100 * r["estimate_c"], "corrected ci_low": 100 * r["ci_low_c"],
+                         "corrected ci_high": 100 * r["ci_high_c"], "n": r["n"], "Se": se, "Se n": _num(r["se_n_c"]),
+                         "Sp": sp, "Sp n": _num(r["sp_n_c"]), "source": r["correction_source_c"]})
+            shown.append({"model": r["model"], "condition": r["condition"], "language": r["language"], "metric": label,
+                          "raw": cell(100 * r["estimate"], 100 * r["ci_low"], 100 * r["ci_high"], 1, r["n"], r["why"]),
+                          "corrected": cell(100 * r["estimate_c"], 100 * r["ci_low_c"], 100 * r["ci_high_c"], 1,
+                                            r["n"], why_c),
+                          "Se (n)": f"{se:.2f} ({int(_num(r['se_n_c']))})", "Sp (n)": f"{sp:.2f} ({int(_num(r['sp_n_c']))})",
+                          "source": r["correction_source_c"]})
+    if not data:
+        t.missing = "no baseline V / ΔV rows with a corrected counterpart in metrics.csv"
+        return t
+    rank = {m: i for i, m in enumerate(inp.models)}
+    order = pd.DataFrame(data)[["model", "condition", "language"]].assign(model=lambda f: f["model"].map(rank))
+    index = order.sort_values(["model", "condition", "language"], kind="stable").index
+    t.data = pd.DataFrame(data).loc[index].reset_index(drop=True)
+    t.display = pd.DataFrame(shown).loc[index].reset_index(drop=True)
+    return t
+
+
 def _seconds(created: pd.Series) -> float:
     """Wall time of one generation job: last minus first `created` timestamp (1 s resolution)."""
     ts = pd.to_datetime(created.dropna(), utc=True, errors="coerce").dropna()
@@ -405,7 +461,7 @@ def _number(v: object) -> object:
 
 
 BUILDERS: list[Callable[[Inputs], Table]] = [table1, table_corpus, table3, table4, table6, table7, table8, table9, table10, table11, table12,
-                                              table_models, table_sampling, table15, table_quality]
+                                              table_models, table_sampling, table15, table_quality, table_correction]
 
 
 def write(t: Table, out_dir: Path) -> None:

@@ -32,6 +32,12 @@ FIXTURE = Path(__file__).parent / "fixtures" / "judge_eval_parse-v2.json"
 COLS = dict(model="m", condition="C1", template="", rag_pool="none", mitigation="none", language="en", harness="")
 
 
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path, monkeypatch):
+    """Run in an empty folder: the default judge_eval.json / kappa.json paths of the checkout are never picked up."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _corr(acc: Accuracy, n_boot: int = 4000) -> Correction:
     return Correction(Figures(tables={"m": [{POOLED: acc}]}, judges={"m": "j"}), MetricsParams(n_boot=n_boot))
 
@@ -218,10 +224,9 @@ def test_metrics_prefers_the_human_validation_sample(label_file, tmp_path):
     assert "human validation sample" in summary["judge_correction"]["m"]["note"]
 
 
-def test_defaults_and_absent_figures(label_file, tmp_path, monkeypatch):
+def test_defaults_and_absent_figures(label_file, tmp_path):
     """Without files: no corrected rows and summary.json says why; the default paths are picked up when present."""
     tmp, labels = label_file
-    monkeypatch.chdir(tmp_path)
     table, summary, output = _run(tmp, labels)
     assert not table["metric"].isin([V_CORRECTED, DV_CORRECTED]).any() and "correction_source" in table
     note = summary["judge_correction"]["m"]["note"]
@@ -248,3 +253,32 @@ def test_bad_judge_eval_names_file_and_field(label_file, tmp_path, patch, messag
     res = CliRunner().invoke(metrics, ["--slice", "lite", "--params", str(tmp / "params.yaml"), "--labels", str(labels),
                                        "--out-table", str(out), "--judge-eval", str(bad)])
     assert res.exit_code != 0 and f"{bad}: {message}" in res.output and not out.exists()
+
+
+def test_report_table_shows_raw_and_corrected_side_by_side(label_file, tmp_path):
+    """The report's judge-correction table, built from the metrics.csv and summary.json `mirage metrics` wrote."""
+    from mirage.report.data import load_correction_notes, load_metrics
+    from mirage.report.tables import Inputs, table_correction
+
+    tmp, labels = label_file
+    _run(tmp, labels, "--judge-eval", str(FIXTURE))
+    out = tmp / "out"
+    df = load_metrics(out / "metrics.csv")
+    t = table_correction(Inputs(df, ["m"], pd.DataFrame(), pd.DataFrame(), None,
+                                correction_notes=load_correction_notes(out / "summary.json")))
+    assert not t.missing and "held-out gold, parse-v2" in t.caption
+    shown = t.display.set_index(["condition", "metric"])
+    assert list(shown.columns) == ["model", "language", "raw", "corrected", "Se (n)", "Sp (n)", "source"]
+    dv = shown.loc[("C1", "ΔV")]
+    raw = _pick(df, metric=DV, condition="C1", template="", language="en", identity="control")
+    assert dv["raw"].startswith(f"{100 * raw.estimate:.1f} [") and dv["Se (n)"] == "0.90 (40)" and dv["Sp (n)"] == "0.95 (100)"
+    assert dv["corrected"].startswith(f"{100 * raw.estimate / 0.85:.1f} [") and dv["source"] == "held-out gold, parse-v2, en/C1"
+    assert "unstable: Se + Sp − 1 = 0.30 < 0.5" in shown.loc[("C2", "ΔV")]["corrected"]
+    assert set(shown.index.get_level_values("metric")) == {"V focal", "V control", "ΔV"}
+    data = t.data.set_index(["condition", "metric"])
+    assert data.loc[("C1", "ΔV"), "corrected"] == pytest.approx(100 * raw.estimate / 0.85)
+    # without judge figures the table is not computed and says why
+    _run(tmp, labels)
+    bare = table_correction(Inputs(load_metrics(out / "metrics.csv"), ["m"], pd.DataFrame(), pd.DataFrame(), None,
+                                   correction_notes=load_correction_notes(out / "summary.json")))
+    assert bare.display is None and "m: no judge-error correction" in bare.missing
