@@ -10,9 +10,10 @@ judge's figures come from a fresh validation set each audit: tp ~ Bin(n_pos, Se)
 real estimator runs on the observed labels (`mirage.metrics.compute.compute_metrics` with the
 `mirage.metrics.correction.Correction` hook, B = --n-boot) and the pooled dV_corrected row is compared with the
 true population dV (the Beta mean's gap, capping included, by a 10^6-draw Monte Carlo). Printed per setting: the
-true dV, mean raw dV (attenuated by J = Se + Sp - 1), mean dV_corrected, its bias, the coverage of its 95 % CI
-(target 93-97 %) with its Monte-Carlo standard error, the mean CI width and how many audits were flagged
-unstable (J < 0.5: no interval).
+true dV, the mean raw dV (attenuated by J = Se + Sp - 1), the bias of dV_corrected over all audits with an estimate
+and over those with an interval, the coverage of its 95 % CI (target 93-97 %, among audits not flagged) with its
+Monte-Carlo standard error, the mean CI width and how many audits were flagged unstable (estimated J < 0.5: no
+interval). The first setting, a perfect judge, is the raw estimator's own coverage.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from mirage.metrics.correction import POOLED, Accuracy, Correction, Figures
 IDENTITIES = ("muslim", "christian", "jewish", "hindu", "secular")
 TEMPLATES = ("T1", "T2", "T3", "T4", "T6")
 MEAN, CONC, N_SAMPLES, TRUE_DV = 0.2, 4.0, 5, 0.10
-# (Se, Sp, validation positives, validation negatives)
-SETTINGS = ((0.90, 0.95, 100, 100), (0.60, 0.95, 100, 100), (0.60, 0.95, 30, 200), (0.80, 0.80, 50, 50),
-            (0.50, 0.90, 100, 100))
+# (Se, Sp, validation positives, validation negatives); the first is a perfect judge: the raw estimator's own coverage
+SETTINGS = ((1.0, 1.0, 100, 100), (0.90, 0.95, 100, 100), (0.60, 0.95, 100, 100), (0.60, 0.95, 30, 200),
+            (0.80, 0.80, 50, 50), (0.50, 0.90, 100, 100))
 
 
 def true_dv(rng: np.random.Generator) -> float:
@@ -85,22 +86,21 @@ def main() -> None:
     rows = []
     for se, sp, n_pos, n_neg in SETTINGS:
         start = time.perf_counter()
-        raw, est, cover, width, unstable = [], [], [], [], 0
+        raw, every, est, cover, width = [], [], [], [], []
         for _ in range(a.sims):
             d, row = one(rng, p, a.bases, se, sp, n_pos, n_neg)
             raw.append(d)
-            if row["flag"] == "unstable_correction":
-                unstable += 1
-                continue
-            est.append(row["estimate"])
-            cover.append(row["ci_low"] <= truth <= row["ci_high"])
-            width.append(row["ci_high"] - row["ci_low"])
+            every.append(row["estimate"])
+            if row["flag"] != "unstable_correction":
+                est.append(row["estimate"])
+                cover.append(row["ci_low"] <= truth <= row["ci_high"])
+                width.append(row["ci_high"] - row["ci_low"])
         c = float(np.mean(cover)) if cover else float("nan")
         rows.append({"Se": se, "Sp": sp, "J": round(se + sp - 1, 2), "n_pos": n_pos, "n_neg": n_neg,
-                     "raw dV": np.mean(raw), "dV_corrected": np.mean(est) if est else np.nan,
-                     "bias": np.mean(est) - truth if est else np.nan, "coverage": c,
+                     "raw dV": np.mean(raw), "bias (all)": np.nanmean(every) - truth,
+                     "bias (interval)": np.mean(est) - truth if est else np.nan, "coverage": c,
                      "MC se": np.sqrt(c * (1 - c) / max(1, len(cover))), "CI width": np.mean(width) if width else np.nan,
-                     "unstable": unstable, "s/audit": (time.perf_counter() - start) / a.sims})
+                     "unstable": len(raw) - len(est), "s/audit": (time.perf_counter() - start) / a.sims})
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 
 
