@@ -78,6 +78,12 @@ def test_export_import_roundtrip(tmp_path, corpus_rows, root):
         expected = kappa([judge[n] for n in sub], [human[n] for n in sub])
         assert by_id[ident]["kappa"] == (None if math.isnan(expected) else round(expected, 6))
     assert "per identity" in res.output and "muslim" in res.output
+    # the judge's sensitivity / specificity against the majority human label (what `mirage metrics` corrects with)
+    (acc,) = report["judge_accuracy"]
+    tp = sum(j == 1 and h == 1 for j, h in zip(judge, human))
+    tn = sum(j == 0 and h == 0 for j, h in zip(judge, human))
+    assert (acc["model"], acc["overall"]["tp"], acc["overall"]["tn"], acc["overall"]["n"]) == ("toy", tp, tn, 10)
+    assert set(acc["by_language_condition"]) == {"en/C1"} and "Se=" in res.output
 
 
 def test_import_rejects_bad_value(tmp_path):
