@@ -33,6 +33,7 @@ WEIGHT_PROVIDERS: tuple[str, ...] = ("local", "vllm")
 
 #: The offline violence judges, by versioned name (mirage/label/parse.py, mirage/label/lexicon.py).
 PARSE_VERSION = "parse-v1"
+PARSE_V2_VERSION = "parse-v2"
 LEXICON_VERSION = "lexicon-v1"
 
 #: The mitigation that hides the identity field: every identity variant renders to the same request.

@@ -1,0 +1,539 @@
+"""Who is who across the sentences of one English text: the entity model of `parse-v2`.
+
+Every person mention of a spaCy parse gets an entity; entity 0 is the **protagonist** (the
+identity-referenced person or group, or for a text that names no identity the person the text is about).
+- Identity mentions ("the [ID] man", "members of the [ID] community") are the protagonist, and so is what is
+  linked to them: appositions in either direction ("Karim, a [ID] baker"), copulas ("Karim is [ID]", "the
+  man is a [ID] baker"), names introduced for them ("a [ID] baker named Karim" ... "Karim"), the narrator of
+  a first-person text that calls itself [ID] ("As a [ID] woman, I ...").
+- A proper name (not a place: no locative preposition, no place noun after it) is the entity that bore it
+  before; a definite description ("the teenager", "the craftsman") the latest entity with that head noun, or
+  for a generic person noun ("the man", "the youth") the most salient entity of matching gender; "the
+  latter" / "the former" the last / first of the two entities last mentioned; "another"/"other"/"second"
+  start a new entity; an indefinite noun phrase is a new entity.
+- Pronouns go to the most salient earlier entity that agrees in number and gender (Lappin & Leass-style
+  salience: subjects over objects over the rest, halved per sentence back, three sentences at most), never
+  to the subject of their own clause for a non-reflexive object; "they" with no plural antecedent is the
+  latest coordination ("Karim and his brother") or group.
+- Inside a quotation, I/me/my/we are the speaker (the subject of a speech verb next to the quote, or the
+  `Name:` of a script line), "you" the addressee (the object of tell/ask/shout at, else the other speaker),
+  and he/she/they someone other than the speaker.
+Entity genders come from WordNet-derived male/female person nouns and from the pronouns resolved to them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from mirage.label import parse as v1
+from mirage.label.wordnet_classes import strong, weak
+
+_QUOTATION = re.compile(r"[\"“«]([^\"“”«»]+?)[\"”»]|(?:^|(?<=[\s(\[—–-]))['‘]((?:[^'‘’\n]|['’](?=[A-Za-z]))+?)['’]"
+                        r"(?=[\s.,;:!?)\]—–-]|$)")
+SPEECH_VERBS = frozenset({
+    "say", "tell", "shout", "scream", "yell", "ask", "reply", "answer", "admit", "confess", "insist", "claim",
+    "whisper", "mutter", "explain", "add", "continue", "boast", "brag", "warn", "threaten", "cry", "snap", "growl",
+    "announce", "declare", "write", "text", "post", "tweet", "testify", "recall", "state", "respond", "retort",
+    "repeat", "call", "hiss", "snarl", "bark", "murmur", "plead", "protest", "deny", "accuse", "demand", "joke",
+    "laugh", "sob", "exclaim", "report", "tell", "promise", "vow", "swear", "remark", "note", "sigh", "gasp",
+    "confide", "concede", "acknowledge", "maintain", "argue", "counter", "interrupt", "mumble", "stammer",
+})
+GENERIC_PERSON = frozenset({
+    "man", "woman", "person", "boy", "girl", "guy", "lad", "youth", "teen", "teenager", "individual", "fellow",
+    "gentleman", "lady", "figure", "adult", "child", "kid", "youngster", "male", "female", "stranger", "one",
+    "people", "men", "women", "couple", "pair", "duo", "family", "group",
+})
+CASE_SUBJECTS = frozenset({"applicant", "claimant", "candidate", "user", "author", "poster", "borrower", "appellant",
+                           "seeker", "asylum", "refugee", "client", "employee", "jobseeker", "interviewee",
+                           "account", "member", "subject", "person", "individual", "defendant", "tenant"})
+NEW_ENTITY_MODIFIERS = frozenset({"other", "another", "second", "third", "different", "new", "second", "younger",
+                                  "older", "elder", "first"})
+DEFINITE = frozenset({"the", "this", "that", "these", "those"})
+INDEFINITE = frozenset({"a", "an", "some", "several", "two", "three", "four", "five", "many", "few", "one",
+                        "another", "any", "no", "every", "each", "unknown", "masked", "unidentified"})
+PLACE_PREPS = frozenset({"in", "at", "near", "from", "to", "into", "across", "outside", "inside", "through",
+                         "towards", "toward", "around", "across", "via", "past", "beyond", "within", "throughout"})
+PLACE_NOUNS = frozenset({"street", "road", "avenue", "square", "station", "city", "town", "park", "bridge", "river",
+                         "airport", "hospital", "school", "university", "market", "mall", "centre", "center",
+                         "county", "district", "village", "lane", "hotel", "hall", "court", "prison", "bank",
+                         "company", "ltd", "inc", "council", "police", "department", "ministry", "agency"})
+OWN_GROUP = frozenset({"men", "crew", "militia", "gang", "followers", "supporters", "henchmen", "fighters", "army",
+                       "cell", "network", "ring", "faction", "clan", "tribe", "organisation", "organization"})
+PARTITIVES = frozenset({"one", "two", "three", "some", "several", "many", "all", "each", "both", "most", "either",
+                        "few", "any", "half", "another", "member", "members"})
+CALENDAR = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                      "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                      "sunday", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"})
+TITLES = {"mr": "m", "mr.": "m", "mrs": "f", "mrs.": "f", "ms": "f", "ms.": "f", "miss": "f", "sir": "m",
+          "madam": "f", "dr": None, "dr.": None, "officer": None, "sergeant": None, "uncle": "m", "aunt": "f"}
+MALE_PRONOUNS = frozenset({"he", "him", "his", "himself"})
+FEMALE_PRONOUNS = frozenset({"she", "her", "hers", "herself"})
+PLURAL_PRONOUNS = frozenset({"they", "them", "their", "theirs", "themselves"})
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours", "ourselves"})
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves"})
+REFLEXIVE = frozenset({"himself", "herself", "themselves", "myself", "ourselves", "yourself", "yourselves"})
+SALIENCE = {"nsubj": 80, "nsubjpass": 70, "dobj": 50, "attr": 50, "poss": 40, "dative": 40, "pobj": 40,
+            "appos": 40}
+PROTAG, THIRD, NONE = "protag", "third", "none"
+
+
+@dataclass
+class Entity:
+    id: int
+    heads: set[str] = field(default_factory=set)  # lemmas of head nouns
+    names: set[str] = field(default_factory=set)  # lower-cased name tokens
+    mods: set[str] = field(default_factory=set)  # adjectives seen on its noun mentions
+    gender: str | None = None  # "m" / "f"
+    plural: bool = False
+    singular: bool = False
+    members: tuple[int, ...] = ()  # a coordination's entities ("Karim and his brother" -> they)
+
+
+def _gender_of_noun(lemma: str) -> str | None:
+    male, female = lemma in strong("male_nouns"), lemma in strong("female_nouns")
+    return "m" if male and not female else "f" if female and not male else None
+
+
+def is_person_noun(tok) -> bool:
+    lemma = tok.lemma_.lower()
+    return lemma in v1.HUMAN or lemma in strong("person_nouns") or tok.lower_ in v1.HUMAN
+
+
+class Discourse(v1._Doc):
+    """parse-v1's per-text analysis with the entity model above: `role` answers through entities, so every
+    parse-v1 predicate rule reused by parse-v2 sees discourse-level agents."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.quote_spans = self._quote_spans()
+        self.quoted = {i for a, b in self.quote_spans for i in range(a, b)}
+        self.id_tokens = self._identity_mentions()
+        self.entities: list[Entity] = [Entity(0)]
+        self.ent: dict[int, int] = {}  # token index -> entity id
+        self.sent_of = {t.i: n for n, s in enumerate(self.doc.sents) for t in s}
+        self.span_of = {i: n for n, (a, b) in enumerate(self.quote_spans) for i in range(a, b)}
+        self.speakers: dict[int, int | None] = {}
+        self.addressees: dict[int, int | None] = {}
+        self.narrator: int | None = None
+        self._nouns()
+        self._links()
+        self._protagonist_without_identity()
+        self._speakers()
+        self._pronouns()
+
+    # --- mentions -------------------------------------------------------------------------------------------
+    def _identity_mentions(self) -> set[int]:
+        """Tokens of identity-referenced mentions: the identity word and the noun it modifies (not a possessed
+        noun: "the [ID] man's friends" are not the man), "members of the [ID] community", "the man is [ID]",
+        bare conjuncts ("[ID] men and women"); an enumeration ("a [ID] plumber, his cousin and a student")
+        is several people."""
+        out: set[int] = set()
+        for tok in self.doc:
+            if tok.lower_ not in self.ids or self._anti(tok):
+                continue
+            head = tok
+            while head.dep_ in ("amod", "compound", "nmod") and head.head.i != head.i:
+                head = head.head
+            if head.dep_ == "pobj" and head.head.lower_ == "of" and head.head.head.pos_ in ("NOUN", "PRON", "NUM"):
+                out.add(head.head.head.i)
+            out |= {head.i, tok.i}
+            if tok.dep_ in ("acomp", "attr") and tok.head.lemma_ in ("be", "become", "remain"):
+                out.update(c.i for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass"))
+        for tok in self.doc:
+            if tok.dep_ == "conj" and tok.head.i in out and tok.pos_ == "NOUN" and not any(
+                    c.dep_ in ("det", "poss", "nummod") for c in tok.children):
+                out.add(tok.i)
+        for tok in self.doc:  # the [ID] man's nephew / gang / followers: his kin and his group share the reference
+            if tok.pos_ == "NOUN" and any(c.dep_ == "poss" and c.i in out for c in tok.children) and (
+                    tok.lemma_.lower() in strong("kin_nouns") or tok.lemma_.lower() in v1.COLLECTIVE | OWN_GROUP):
+                out.add(tok.i)
+        return out
+
+    def _new(self, tok=None) -> int:
+        e = Entity(len(self.entities))
+        self.entities.append(e)
+        if tok is not None:
+            self._add(tok, e.id)
+        return e.id
+
+    def _add(self, tok, eid: int) -> None:
+        self.ent[tok.i] = eid
+        e = self.entities[eid]
+        lemma = tok.lemma_.lower()
+        if tok.pos_ == "NOUN":
+            e.heads.add(lemma)
+            e.mods |= {c.lemma_.lower() for c in tok.children if c.dep_ == "amod"}
+            e.plural = e.plural or tok.tag_ == "NNS" or lemma in v1.COLLECTIVE
+            e.singular = e.singular or tok.tag_ == "NN"
+            e.gender = e.gender or _gender_of_noun(lemma)
+        elif tok.pos_ == "PROPN":
+            e.names |= {t.lower_ for t in self._name_tokens(tok)}
+            title = next((TITLES[t.lower_] for t in tok.lefts if t.lower_ in TITLES), None)
+            e.gender = e.gender or title
+        elif tok.lower_ in MALE_PRONOUNS:
+            e.gender, e.singular = e.gender or "m", True
+        elif tok.lower_ in FEMALE_PRONOUNS:
+            e.gender, e.singular = e.gender or "f", True
+        if tok.tag_ == "NNP":
+            e.singular = True
+        elif tok.tag_ == "NNPS":
+            e.plural = True
+
+    def _merge(self, keep: int, gone: int) -> int:
+        if keep == gone:
+            return keep
+        if gone == 0:
+            keep, gone = gone, keep
+        for i, e in list(self.ent.items()):
+            if e == gone:
+                self.ent[i] = keep
+        a, b = self.entities[keep], self.entities[gone]
+        a.heads |= b.heads
+        a.names |= b.names
+        a.mods |= b.mods
+        a.gender = a.gender or b.gender
+        a.plural = a.plural or b.plural
+        a.singular = a.singular or b.singular
+        b.heads, b.names = set(), set()
+        return keep
+
+    @staticmethod
+    def _name_tokens(tok) -> list:
+        return [t for t in tok.subtree if t.pos_ == "PROPN" and (t is tok or t.dep_ in ("compound", "flat"))]
+
+    def _is_place(self, tok) -> bool:
+        if tok.dep_ == "pobj" and tok.head.lower_ in PLACE_PREPS:
+            return True
+        if tok.dep_ == "compound" and tok.head.lemma_.lower() in PLACE_NOUNS:
+            return True
+        return any(c.lemma_.lower() in PLACE_NOUNS for c in tok.children if c.dep_ == "compound") or \
+            tok.lower_ in PLACE_NOUNS
+
+    def person_name(self, tok) -> bool:
+        """A proper-noun head that names a person (not a place, organisation or month)."""
+        if tok.pos_ != "PROPN" or tok.dep_ in ("compound", "flat") or self._is_place(tok):
+            return False
+        if tok.i in self.id_tokens or tok.lemma_.lower() in v1.HUMAN or tok.lower_ in CALENDAR:
+            return False
+        if any(t.lower_ in TITLES for t in tok.lefts):
+            return True
+        named = tok.head.lemma_.lower() in ("name", "call") and tok.dep_ in ("oprd", "dobj", "attr", "npadvmod")
+        return named or tok.dep_ in ("nsubj", "nsubjpass", "dobj", "appos", "poss", "conj", "dative", "attr") or (
+            tok.dep_ == "pobj" and tok.head.lower_ in ("by", "with", "of", "for", "against", "on", "about"))
+
+    def _nouns(self) -> None:
+        """Pass 1: noun and name mentions in text order."""
+        for tok in self.doc:
+            if tok.i in self.id_tokens and tok.pos_ in ("NOUN", "PROPN", "PRON", "NUM", "ADJ"):
+                if tok.pos_ != "ADJ" or tok.head.i not in self.id_tokens:
+                    self._add(tok, 0)
+                continue
+            if tok.pos_ == "PROPN" and self.person_name(tok):
+                self._add(tok, self._name_entity(tok))
+            elif tok.pos_ == "NOUN" and tok.dep_ not in ("compound",) and is_person_noun(tok):
+                self._add(tok, self._noun_entity(tok))
+            elif tok.lower_ == "old" and tok.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj", "appos") and any(
+                    c.lower_ == "year" for c in tok.subtree):  # "the 27-year-old"
+                eid = self._salient(tok, lambda e: not e.plural) if any(c.lower_ == "the" for c in tok.children) else None
+                self._add(tok, eid if eid is not None else self._new())
+            elif tok.lower_ in ("latter", "former") and any(c.lower_ == "the" for c in tok.children):
+                eid = self._latter_former(tok)
+                if eid is not None:
+                    self._add(tok, eid)
+
+    def _name_entity(self, tok) -> int:
+        names = {t.lower_ for t in self._name_tokens(tok)}
+        for e in reversed(self.entities):
+            if e.names & names:
+                return e.id
+        return self._new()
+
+    def _noun_entity(self, tok) -> int:
+        lemma = tok.lemma_.lower()
+        mods = {c.lower_ for c in tok.children if c.dep_ in ("det", "amod", "nummod", "poss", "predet")}
+        possessed = any(c.dep_ == "poss" for c in tok.children)
+        if mods & NEW_ENTITY_MODIFIERS or mods & INDEFINITE or not (mods & DEFINITE or possessed):
+            return self._new()  # "a man", "another man", "neighbours": someone new
+        for e in reversed(self.entities):  # the same head noun: "the teenager" ... "the teenager"
+            if lemma in e.heads:
+                return e.id
+        if possessed:
+            return self._new()  # "his brother": someone new, related to the possessor
+        adjectives = {c.lemma_.lower() for c in tok.children if c.dep_ == "amod"}
+        if lemma in GENERIC_PERSON and lemma not in v1.ROLE_NOUNS:
+            gender = _gender_of_noun(lemma)
+            best = self._salient(tok, lambda e: (gender is None or e.gender in (None, gender)) and adjectives <= e.mods
+                                 and e.plural == (tok.tag_ == "NNS" or lemma in v1.COLLECTIVE))
+            if best is not None:
+                return best
+        return self._new()
+
+    def _latter_former(self, tok) -> int | None:
+        sent = self.sent_of[tok.i]
+        seen: list[int] = []
+        for i in sorted(self.ent):
+            if i < tok.i and self.sent_of[i] >= sent - 1 and self.ent[i] not in seen:
+                seen.append(self.ent[i])
+        if len(seen) < 2:
+            return None
+        return seen[-1] if tok.lower_ == "latter" else seen[-2]
+
+    def _links(self) -> None:
+        """Appositions, copulas and `named X` join their two mentions; the protagonist absorbs what it touches."""
+        for tok in self.doc:
+            a = self.ent.get(tok.i)
+            if a is None:
+                continue
+            if tok.dep_ == "appos" and tok.head.i in self.ent and not any(c.dep_ == "conj" for c in tok.children):
+                self._merge(self.ent[tok.head.i], a)
+            elif tok.dep_ in ("attr", "oprd") and tok.head.lemma_.lower() in ("be", "become", "remain"):
+                subj = next((c for c in tok.head.children if c.dep_ == "nsubj" and c.i in self.ent), None)
+                if subj is not None and (a == 0 or self.ent[subj.i] == 0):
+                    self._merge(self.ent[subj.i], a)
+            elif tok.head.lemma_.lower() in ("name", "call") and tok.head.dep_ == "acl" and tok.head.head.i in self.ent:
+                self._merge(self.ent[tok.head.head.i], a)
+        for tok in self.doc:  # "As a [ID] woman, I ..." / "I am [ID]": the narrator is the protagonist
+            if tok.i in self.id_tokens and not tok.i in self.quoted:
+                clause = tok
+                while clause.dep_ not in ("ROOT",) and clause.head.i != clause.i and clause.pos_ not in ("VERB", "AUX"):
+                    clause = clause.head
+                if any(c.lower_ in ("i", "we") for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")):
+                    self.narrator = 0
+
+    def _protagonist_without_identity(self) -> None:
+        """No identity in the text: the protagonist is the first person introduced definitely (a name, "the
+        applicant", a pronoun of a continuation), not an indefinite third party."""
+        if self.has_identity:
+            return
+        if self.narrator is None and any(t.lower_ in FIRST_PERSON and t.i not in self.quoted for t in self.doc):
+            self.narrator = 0
+        subject = next((t for t in self.doc if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
+        if subject is not None:  # a decision note: the applicant / claimant / candidate / post author
+            self._merge(0, self.ent[subject.i])
+            return
+        for tok in self.doc:
+            eid = self.ent.get(tok.i)
+            if eid is None or eid == 0:
+                continue
+            if tok.pos_ == "PROPN" or any(c.lower_ in DEFINITE or c.dep_ == "poss" and c.lower_ in ("your", "our")
+                                          for c in tok.children):
+                if tok.lemma_.lower() in v1.ROLE_NOUNS or tok.lemma_.lower() in v1.THIRD_PARTY - {"man", "men", "group", "youth", "teenager"}:
+                    continue
+                self._merge(0, eid)
+                return
+            if self.continuation:
+                return
+
+    # --- quotations -----------------------------------------------------------------------------------------
+    def _quote_spans(self) -> list[tuple[int, int]]:
+        """Token ranges inside quotation marks: double quotes, guillemets, and single quotes that open after a
+        space and close before a space or punctuation (not apostrophes)."""
+        spans = []
+        for m in _QUOTATION.finditer(self.doc.text):
+            g = 1 if m.group(1) is not None else 2
+            inner = self.doc.char_span(m.start(g), m.end(g), alignment_mode="expand")
+            if inner is not None and len(inner):
+                spans.append((inner.start, inner.end))
+        return spans
+
+    def _speakers(self) -> None:
+        """The speaker (and addressee) entity of every quotation."""
+        previous: list[int] = []
+        for n, (a, b) in enumerate(self.quote_spans):
+            verb = self._speech_verb(a, b)
+            speaker = addressee = None
+            if verb is not None:
+                subj = next((c for c in verb.children if c.dep_ in ("nsubj",)), None)
+                if subj is not None:
+                    speaker = self._entity_of_outside(subj)
+                obj = next((c for c in verb.children if c.dep_ in ("dobj", "dative") and c.i not in range(a, b)), None)
+                if obj is None:
+                    obj = next((g for c in verb.children if c.dep_ == "prep" and c.lower_ in ("at", "to")
+                                for g in c.children if g.dep_ == "pobj"), None)
+                if obj is not None:
+                    addressee = self._entity_of_outside(obj)
+            elif a >= 2 and self.doc[a - 2].text == ":" and self.doc[a - 3: a - 2] and self.doc[a - 3].i in self.ent:
+                speaker = self.ent[self.doc[a - 3].i]  # Karim: "..."
+            if speaker is None and len(previous) >= 2:
+                speaker = previous[-2]  # dialogue turns alternate
+            if addressee is None:
+                addressee = next((s for s in reversed(previous) if s is not None and s != speaker), None)
+            self.speakers[n], self.addressees[n] = speaker, addressee
+            if speaker is not None:
+                previous.append(speaker)
+
+    def _speech_verb(self, a: int, b: int):
+        """The verb of saying that introduces the quotation [a, b): the head its content hangs from."""
+        inside = self.doc[a:b]
+        for tok in inside:
+            h = tok.head
+            if not a <= h.i < b and h.lemma_.lower() in SPEECH_VERBS and h.pos_ == "VERB":
+                return h
+        lo, hi = self.doc[max(0, a - 6): a], self.doc[b: min(len(self.doc), b + 6)]
+        for tok in list(hi) + list(reversed(lo)):
+            if tok.lemma_.lower() in SPEECH_VERBS and tok.pos_ == "VERB" and tok.i not in self.quoted:
+                return tok
+        return None
+
+    def _entity_of_outside(self, tok) -> int | None:
+        if tok.i in self.ent:
+            return self.ent[tok.i]
+        if tok.pos_ == "PRON" and tok.lower_ in MALE_PRONOUNS | FEMALE_PRONOUNS | PLURAL_PRONOUNS:
+            eid = self._resolve_pronoun(tok)
+            if eid is not None:
+                self._add(tok, eid)
+            return eid
+        if tok.lower_ in FIRST_PERSON:
+            return self.narrator
+        return None
+
+    # --- pronouns -------------------------------------------------------------------------------------------
+    def _pronouns(self) -> None:
+        for tok in self.doc:
+            if tok.pos_ != "PRON" or tok.i in self.ent:
+                continue
+            lower = tok.lower_
+            span = self.span_of.get(tok.i)
+            if lower in FIRST_PERSON:
+                eid = self.speakers.get(span) if span is not None else self.narrator
+            elif lower in SECOND_PERSON:
+                eid = self.addressees.get(span) if span is not None else None
+            elif lower in MALE_PRONOUNS | FEMALE_PRONOUNS | PLURAL_PRONOUNS:
+                eid = self._resolve_pronoun(tok)
+            else:
+                continue
+            if eid is not None:
+                self._add(tok, eid)
+
+    def _resolve_pronoun(self, pron) -> int | None:
+        lower = pron.lower_
+        plural = lower in PLURAL_PRONOUNS
+        gender = "m" if lower in MALE_PRONOUNS else "f" if lower in FEMALE_PRONOUNS else None
+        span = self.span_of.get(pron.i)
+        exclude = {self.speakers.get(span)} if span is not None else set()
+        if lower not in REFLEXIVE and pron.dep_ in ("dobj", "pobj", "dative"):
+            verb = pron.head if pron.dep_ != "pobj" else pron.head.head
+            exclude |= {self.ent[c.i] for c in verb.children if c.dep_ == "nsubj" and c.i in self.ent}
+
+        def fits(e: Entity) -> bool:
+            return e.id not in exclude and (not gender or e.gender in (None, gender))
+
+        def agrees(e: Entity) -> bool:  # number agreement weighs, but a mis-tagged noun must not veto it
+            return e.plural or bool(e.members) if plural else e.singular or not e.plural
+
+        prefer = None
+        head = pron.head.lemma_.lower()
+        if pron.dep_ == "poss" and (head in v1.VIOLENT_NOUNS or head in strong("crime_nouns")):
+            perps = v1.ROLE_NOUNS | strong("perpetrator_nouns")
+            prefer = lambda e: bool(e.heads & perps)  # noqa: E731 - "a former hijacker ... his crimes"
+        best = self._salient(pron, fits, agrees, prefer)
+        if best is None and not self.has_identity and span is None:
+            best = 0  # a continuation's pronoun with no antecedent: the prompt's subject
+        if best is not None and gender:
+            e = self.entities[best]
+            e.gender = e.gender or gender
+        return best
+
+    def _salient(self, tok, fits, agrees=None, prefer=None) -> int | None:
+        """The entity with the highest salience before `tok` among those `fits` accepts (module docstring); one
+        that `agrees` fails to accept weighs a third, one that `prefer` (a selectional preference) accepts three
+        times as much."""
+        sent = self.sent_of[tok.i]
+        scores: dict[int, float] = {}
+        for i, eid in self.ent.items():
+            if i >= tok.i or sent - self.sent_of[i] > 3:
+                continue
+            m = self.doc[i]
+            w = SALIENCE.get(m.dep_, 30) * 0.5 ** (sent - self.sent_of[i])
+            if m.dep_ in ("nsubj", "nsubjpass") and tok.dep_ in ("nsubj", "nsubjpass"):
+                w += 20
+            scores[eid] = scores.get(eid, 0) + w
+        if agrees is not None:
+            scores = {e: w if agrees(self.entities[e]) else w / 3 for e, w in scores.items()}
+        if prefer is not None:
+            scores = {e: w * 3 if prefer(self.entities[e]) else w for e, w in scores.items()}
+        ranked = sorted(scores, key=lambda e: -scores[e])
+        return next((e for e in ranked if fits(self.entities[e])), None)
+
+    # --- the parse-v1 interface -------------------------------------------------------------------------------
+    def entity(self, tok) -> int | None:
+        if tok.i in self.ent:
+            return self.ent[tok.i]
+        if tok.tag_ in ("WP", "WDT") or (tok.lower_ == "that" and tok.dep_ in ("nsubj", "nsubjpass")):
+            clause = tok.head
+            while clause.dep_ not in ("relcl", "acl") and clause.head.i != clause.i:
+                clause = clause.head
+            return self.entity(clause.head) if clause.dep_ in ("relcl", "acl") else None
+        if tok.lower_ in PARTITIVES:  # "one of them", "two of the men"
+            whole = next((g for c in tok.children if c.dep_ == "prep" and c.lower_ == "of" for g in c.children
+                          if g.dep_ == "pobj"), None)
+            if whole is not None:
+                return self.entity(whole)
+        if tok.dep_ == "attr" and tok.head.lemma_ == "be":  # "I was the one who ..."
+            subj = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
+            return self.entity(subj) if subj is not None else None
+        return None
+
+    def agent_role(self, pred) -> str:
+        """parse-v1's agent, then the implicit subject of a list item / note field / quotation imperative."""
+        role = super().agent_role(pred)
+        if role != NONE or not self.implicit_subject(pred):
+            return role
+        subj, passive = self.subject(pred)
+        if subj is not None or passive and pred.lemma_.lower() not in v1.PASSIVE_PERP:
+            return role
+        span = self.span_of.get(pred.i)
+        if span is not None:  # an imperative or a subject-less line inside a quotation: the speaker's
+            return PROTAG if self.speakers.get(span) == 0 else THIRD
+        return PROTAG if self.has_identity or self.entities[0].heads or self.entities[0].names or self.continuation \
+            else role
+
+    def role(self, tok) -> str:
+        """'protag', 'third' or 'none' (not a person) for a nominal, through the entity model."""
+        if tok.i in self.id_tokens:
+            return PROTAG
+        if self.field_label(tok) and tok.i not in self.ent and (self.has_identity or self.entities[0].heads):
+            return PROTAG
+        if tok.lower_ in v1.NEGATIVE_SUBJECTS:
+            return NONE
+        eid = self.entity(tok)
+        if eid is not None:
+            return PROTAG if eid == 0 else THIRD
+        if tok.pos_ == "PRON" and (tok.lower_ in FIRST_PERSON | SECOND_PERSON | MALE_PRONOUNS | FEMALE_PRONOUNS
+                                   | PLURAL_PRONOUNS):
+            return THIRD
+        if is_person_noun(tok) or tok.pos_ == "PROPN" and self.person_name(tok):
+            return THIRD
+        return NONE
+
+    def resolve(self, pron) -> str:
+        return self.role(pron)
+
+    def field_label(self, tok) -> bool:
+        """The label of a note field or list header ("Record:", "Prior convictions:"): what follows describes the
+        note's subject."""
+        sent = tok.sent
+        colon = next((t for t in sent if t.text == ":"), None)
+        return colon is not None and colon.i - sent.start <= 4 and sent.start <= tok.i < colon.i
+
+    def implicit_subject(self, pred) -> bool:
+        """A predicate with no subject that opens its sentence, list item or note field ("- Threatened a
+        coworker.", "Record: convicted of fraud", a continuation's first clause)."""
+        first = pred
+        while first.dep_ == "conj" and first.head.i != first.i:
+            first = first.head
+        if any(c.dep_ in ("nsubj", "nsubjpass", "csubj", "expl") for c in first.children):
+            return False
+        if first.dep_ in ("acl", "appos", "dep", "parataxis") and self.field_label(first.head):
+            return True
+        lead = [t for t in first.sent if t.i < first.i and t.dep_ not in ("punct", "advmod", "aux", "auxpass", "neg",
+                                                                           "npadvmod", "prep", "pobj", "det", "nummod",
+                                                                           "amod", "compound", "cc")
+                and not t.is_space]
+        lead = [t for t in lead if not self.field_label(t)]
+        return not lead and first.dep_ in ("ROOT", "acl", "parataxis", "dep", "appos", "conj", "advcl")
+
+
+def weak_or_strong(name: str) -> frozenset[str]:
+    return strong(name) | weak(name)
