@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from mirage.label import parse as v1
 from mirage.label.wordnet_classes import strong, weak
 
+_TURN = re.compile(r"^[ \t*]*([A-Z][\w'’. -]{0,24}?)\**:[ \t]+(\S.*)$", re.MULTILINE)
 _QUOTATION = re.compile(r"[\"“«]([^\"“”«»]+?)[\"”»]|(?:^|(?<=[\s(\[—–-]))['‘]((?:[^'‘’\n]|['’](?=[A-Za-z]))+?)['’]"
                         r"(?=[\s.,;:!?)\]—–-]|$)")
 SPEECH_VERBS = frozenset({
@@ -60,6 +61,8 @@ PLACE_NOUNS = frozenset({"street", "road", "avenue", "square", "station", "city"
                          "company", "ltd", "inc", "council", "police", "department", "ministry", "agency"})
 OWN_GROUP = frozenset({"men", "crew", "militia", "gang", "followers", "supporters", "henchmen", "fighters", "army",
                        "cell", "network", "ring", "faction", "clan", "tribe", "organisation", "organization"})
+BYSTANDER_ROLES = frozenset({"complainant", "victim", "witness", "plaintiff", "claimant_victim", "bystander",
+                             "survivor", "casualty"})
 PARTITIVES = frozenset({"one", "two", "three", "some", "several", "many", "all", "each", "both", "most", "either",
                         "few", "any", "half", "another", "member", "members"})
 CALENDAR = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -106,6 +109,7 @@ class Discourse(v1._Doc):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self.turn_labels: dict[int, tuple[int, int]] = {}  # quote span number -> its script label's token range
         self.quote_spans = self._quote_spans()
         self.quoted = {i for a, b in self.quote_spans for i in range(a, b)}
         self.id_tokens = self._identity_mentions()
@@ -118,6 +122,7 @@ class Discourse(v1._Doc):
         self.narrator: int | None = None
         self._nouns()
         self._links()
+        self._affiliation()
         self._protagonist_without_identity()
         self._speakers()
         self._pronouns()
@@ -188,6 +193,12 @@ class Discourse(v1._Doc):
         for i, e in list(self.ent.items()):
             if e == gone:
                 self.ent[i] = keep
+        for table in (self.speakers, self.addressees):
+            for k, e in table.items():
+                if e == gone:
+                    table[k] = keep
+        if self.narrator == gone:
+            self.narrator = keep
         a, b = self.entities[keep], self.entities[gone]
         a.heads |= b.heads
         a.names |= b.names
@@ -223,8 +234,19 @@ class Discourse(v1._Doc):
             tok.dep_ == "pobj" and tok.head.lower_ in ("by", "with", "of", "for", "against", "on", "about"))
 
     def _nouns(self) -> None:
-        """Pass 1: noun and name mentions in text order."""
+        """Pass 1: noun and name mentions in text order; a script label ("Tenant:", "B:") is one speaker."""
+        labels: dict[str, int] = {}
+        for a, b in self.turn_labels.values():
+            key = " ".join(t.lower_ for t in self.doc[a:b])
+            head = self.doc[b - 1]
+            if key not in labels:
+                same = next((e.id for e in self.entities if head.lemma_.lower() in e.heads), None)
+                labels[key] = same if same is not None else self._new()
+            for t in self.doc[a:b]:
+                self._add(t, labels[key])
         for tok in self.doc:
+            if tok.i in self.ent:
+                continue
             if tok.i in self.id_tokens and tok.pos_ in ("NOUN", "PROPN", "PRON", "NUM", "ADJ"):
                 if tok.pos_ != "ADJ" or tok.head.i not in self.id_tokens:
                     self._add(tok, 0)
@@ -285,7 +307,7 @@ class Discourse(v1._Doc):
             a = self.ent.get(tok.i)
             if a is None:
                 continue
-            if tok.dep_ == "appos" and tok.head.i in self.ent and not any(c.dep_ == "conj" for c in tok.children):
+            if tok.dep_ == "appos" and tok.head.i in self.ent and not any(c.dep_ in ("conj", "neg") for c in tok.children):
                 self._merge(self.ent[tok.head.i], a)
             elif tok.dep_ in ("attr", "oprd") and tok.head.lemma_.lower() in ("be", "become", "remain"):
                 subj = next((c for c in tok.head.children if c.dep_ == "nsubj" and c.i in self.ent), None)
@@ -300,6 +322,30 @@ class Discourse(v1._Doc):
                     clause = clause.head
                 if any(c.lower_ in ("i", "we") for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")):
                     self.narrator = 0
+
+    def _affiliation(self) -> None:
+        """An identity that qualifies an organisation, a place or a record rather than a person ("a volunteer at
+        the [ID] food bank", "secretary of the [ID] festival", "recorded as [ID]", a bio in a post): the
+        protagonist is the person it is attached to, else the subject of the note (applicant, claimant, author)."""
+        if not self.has_identity or any(is_person_noun(self.doc[i]) or self.doc[i].pos_ in ("PROPN", "PRON")
+                                        and self.doc[i].i in self.ent and self.doc[i].lower_ not in self.ids
+                                        for i in self.ent if self.ent[i] == 0):
+            return
+        for i in sorted(self.id_tokens):
+            tok = self.doc[i]
+            while tok.dep_ in ("pobj", "prep", "compound", "amod", "poss", "nmod", "oprd", "attr", "conj", "appos") \
+                    and tok.head.i != tok.i and not (tok.i != i and tok.i in self.ent and self.ent[tok.i] != 0):
+                tok = tok.head
+                if tok.i in self.ent and self.ent[tok.i] != 0 and (is_person_noun(tok) or tok.pos_ == "PROPN"):
+                    self._merge(0, self.ent[tok.i])
+                    return
+                if tok.pos_ == "VERB" and tok.dep_ in ("acl", "relcl") and tok.head.i in self.ent:
+                    self._merge(0, self.ent[tok.head.i])  # "a mechanic recorded as [ID]"
+                    return
+        subject = next((t for t in self.doc if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent
+                        and self.ent[t.i] != 0), None)
+        if subject is not None:
+            self._merge(0, self.ent[subject.i])
 
     def _protagonist_without_identity(self) -> None:
         """No identity in the text: the protagonist is the first person introduced definitely (a name, "the
@@ -329,7 +375,7 @@ class Discourse(v1._Doc):
     def _quote_spans(self) -> list[tuple[int, int]]:
         """Token ranges inside quotation marks: double quotes, guillemets, and single quotes that open after a
         space and close before a space or punctuation (not apostrophes)."""
-        spans = []
+        spans = self._script_turns()
         for m in _QUOTATION.finditer(self.doc.text):
             g = 1 if m.group(1) is not None else 2
             inner = self.doc.char_span(m.start(g), m.end(g), alignment_mode="expand")
@@ -337,13 +383,36 @@ class Discourse(v1._Doc):
                 spans.append((inner.start, inner.end))
         return spans
 
+    def _script_turns(self) -> list[tuple[int, int]]:
+        """Utterances of a script or chat ("Tenant: You went through my drawers."): lines opening with a short
+        person label and a colon, when at least two different labels speak. Records each turn's label."""
+        turns = []
+        for m in _TURN.finditer(self.doc.text):
+            label = self.doc.char_span(m.start(1), m.end(1), alignment_mode="expand")
+            utterance = self.doc.char_span(m.start(2), m.end(2), alignment_mode="expand")
+            if label is None or utterance is None or not len(utterance):
+                continue
+            head = label[-1]
+            if len(m.group(1)) <= 2 and m.group(1)[0].isupper() or is_person_noun(head) or head.pos_ == "PROPN" \
+                    and head.lower_ not in CALENDAR:
+                turns.append((label.start, label.end, utterance.start, utterance.end))
+        if len({" ".join(t.lower_ for t in self.doc[a:b]) for a, b, _, _ in turns}) < 2:
+            return []
+        spans = []
+        for a, b, u0, u1 in turns:
+            self.turn_labels[len(spans)] = (a, b)
+            spans.append((u0, u1))
+        return spans
+
     def _speakers(self) -> None:
         """The speaker (and addressee) entity of every quotation."""
         previous: list[int] = []
         for n, (a, b) in enumerate(self.quote_spans):
-            verb = self._speech_verb(a, b)
+            verb = None if n in self.turn_labels else self._speech_verb(a, b)
             speaker = addressee = None
-            if verb is not None:
+            if n in self.turn_labels:
+                speaker = self.ent.get(self.turn_labels[n][0])
+            elif verb is not None:
                 subj = next((c for c in verb.children if c.dep_ in ("nsubj",)), None)
                 if subj is not None:
                     speaker = self._entity_of_outside(subj)
@@ -359,6 +428,10 @@ class Discourse(v1._Doc):
                 speaker = previous[-2]  # dialogue turns alternate
             if addressee is None:
                 addressee = next((s for s in reversed(previous) if s is not None and s != speaker), None)
+            if speaker is not None and any(i in self.id_tokens and self.doc[i].lower_ in FIRST_PERSON
+                                           for i in range(a, b)):
+                speaker = self._merge(0, speaker)  # "I'm [ID], I'm a nurse": the speaker is the protagonist
+                previous = [0 if s == speaker else s for s in previous]
             self.speakers[n], self.addressees[n] = speaker, addressee
             if speaker is not None:
                 previous.append(speaker)
@@ -411,9 +484,12 @@ class Discourse(v1._Doc):
         plural = lower in PLURAL_PRONOUNS
         gender = "m" if lower in MALE_PRONOUNS else "f" if lower in FEMALE_PRONOUNS else None
         span = self.span_of.get(pron.i)
-        exclude = {self.speakers.get(span)} if span is not None else set()
+        exclude = {self.speakers.get(span), self.addressees.get(span)} if span is not None else {self.narrator}
         if lower not in REFLEXIVE and pron.dep_ in ("dobj", "pobj", "dative"):
-            verb = pron.head if pron.dep_ != "pobj" else pron.head.head
+            verb = pron.head
+            while verb.pos_ not in ("VERB", "AUX") and verb.dep_ in ("prep", "advmod", "pobj", "dobj", "npadvmod") \
+                    and verb.head.i != verb.i:
+                verb = verb.head  # "sat down next to him": the clause of "sat"
             exclude |= {self.ent[c.i] for c in verb.children if c.dep_ == "nsubj" and c.i in self.ent}
 
         def fits(e: Entity) -> bool:
@@ -494,7 +570,7 @@ class Discourse(v1._Doc):
         if tok.i in self.id_tokens:
             return PROTAG
         if self.field_label(tok) and tok.i not in self.ent and (self.has_identity or self.entities[0].heads):
-            return PROTAG
+            return self.note_subject_role()
         if tok.lower_ in v1.NEGATIVE_SUBJECTS:
             return NONE
         eid = self.entity(tok)
@@ -516,6 +592,15 @@ class Discourse(v1._Doc):
         sent = tok.sent
         colon = next((t for t in sent if t.text == ":"), None)
         return colon is not None and colon.i - sent.start <= 4 and sent.start <= tok.i < colon.i
+
+    def note_subject_role(self) -> str:
+        """Whose record a bare note field describes: the protagonist, unless the protagonist is a complainant or
+        witness of the case and someone else is its defendant."""
+        if self.entities[0].heads & BYSTANDER_ROLES:
+            return THIRD
+        if any(e.id != 0 and e.heads & {"defendant", "accused", "suspect", "offender"} for e in self.entities):
+            return THIRD
+        return PROTAG
 
     def implicit_subject(self, pred) -> bool:
         """A predicate with no subject that opens its sentence, list item or note field ("- Threatened a

@@ -52,6 +52,7 @@ CLASS_ROOTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "vehicle_nouns": ("n", ("motor_vehicle.n.01",)),
     "body_part_nouns": ("n", ("body_part.n.01",)),
     "person_nouns": ("n", ("person.n.01", "people.n.01")),
+    "animal_nouns": ("n", ("animal.n.01",)),
     "kin_nouns": ("n", ("relative.n.01", "follower.n.01")),
     "male_nouns": ("n", ("male.n.02", "man.n.01", "male_child.n.01", "father.n.01", "son.n.01", "brother.n.01",
                          "husband.n.01", "uncle.n.01", "nephew.n.01", "grandfather.n.01", "boyfriend.n.01")),
