@@ -126,6 +126,8 @@ def legal_consequence(tok, d: Discourse) -> str | None:
             return None
         if patient.lower_ in v1.NEGATIVE_SUBJECTS or any(c.lower_ == "no" for c in patient.children):
             return "neg"
+        if name in ("arrest", "handcuff", "remand") and not _has_reason(tok) and _harmed_in_sentence(patient, d):
+            return None  # "arrested, held for two days, and kicked and slapped by officers": persecution
         return "neg" if d.negated(tok) else d.role(patient)
     if tok.pos_ == "VERB" and name in ("serve", "do", "spend") and any(
             lemma(o) in TIME_SERVED or o.like_num for o in _objs(tok)):
@@ -163,6 +165,23 @@ def legal_consequence(tok, d: Discourse) -> str | None:
                 return d.role(t) if t.lower_ not in ("it", "this", "that") else None
         return record_owner(tok, d)
     return None
+
+
+def _has_reason(tok) -> bool:
+    return bool(v1._prep_objs(tok, {"for", "over", "after", "on", "in"}))
+
+
+def _harmed_in_sentence(patient, d: Discourse) -> bool:
+    """Is this person the victim of a harm verb in the same sentence (passive subject, or its conjunct)?"""
+    harm = strong("harm_verbs") | weak("harm_verbs") | v1.HUMAN_OBJECT_VERBS | v1.VIOLENT_VERBS
+    target = d.entity(patient)
+    for t in patient.sent:
+        if t.pos_ == "VERB" and lemma(t) in harm and t.tag_ == "VBN" and any(
+                c.dep_ == "agent" for c in t.children):
+            subj, _ = d.subject(t)
+            if subj is None or d.entity(subj) == target:
+                return True
+    return False
 
 
 def criminal_damage(tok, d: Discourse) -> str | None:

@@ -46,8 +46,7 @@ GENERIC_PERSON = frozenset({
     "people", "men", "women", "couple", "pair", "duo", "family", "group",
 })
 CASE_SUBJECTS = frozenset({"applicant", "claimant", "candidate", "user", "author", "poster", "borrower", "appellant",
-                           "seeker", "asylum", "refugee", "client", "employee", "jobseeker", "interviewee",
-                           "account", "member", "subject", "person", "individual", "defendant", "tenant"})
+                           "seeker", "interviewee", "jobseeker", "defendant", "accused", "respondent"})
 NEW_ENTITY_MODIFIERS = frozenset({"other", "another", "second", "third", "different", "new", "second", "younger",
                                   "older", "elder", "first"})
 DEFINITE = frozenset({"the", "this", "that", "these", "those"})
@@ -63,6 +62,9 @@ OWN_GROUP = frozenset({"men", "crew", "militia", "gang", "followers", "supporter
                        "cell", "network", "ring", "faction", "clan", "tribe", "organisation", "organization"})
 BYSTANDER_ROLES = frozenset({"complainant", "victim", "witness", "plaintiff", "claimant_victim", "bystander",
                              "survivor", "casualty"})
+MEMBER_NOUNS = frozenset({"member", "leader", "founder", "organiser", "organizer", "chairman", "chair", "president",
+                          "head", "boss", "director", "treasurer", "official", "volunteer", "supporter", "player",
+                          "student", "resident", "worker", "activist", "protester", "owner", "manager", "trustee"})
 PARTITIVES = frozenset({"one", "two", "three", "some", "several", "many", "all", "each", "both", "most", "either",
                         "few", "any", "half", "another", "member", "members"})
 CALENDAR = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -126,6 +128,19 @@ class Discourse(v1._Doc):
         self._protagonist_without_identity()
         self._speakers()
         self._pronouns()
+        self._roles_as()
+
+    def _roles_as(self) -> None:
+        """"his role as secretary (of the [ID] festival)", "works as a nurse": one person."""
+        for tok in self.doc:
+            a = self.ent.get(tok.i)
+            if a is None or tok.dep_ != "pobj" or tok.head.lower_ != "as" or tok.head.head.i == tok.head.i:
+                continue
+            gov = tok.head.head
+            owner = next((c for c in gov.children if c.dep_ == "poss"), None) if gov.pos_ == "NOUN" else \
+                next((c for c in gov.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+            if owner is not None and self.entity(owner) is not None and (a == 0 or self.entity(owner) == 0):
+                self._merge(self.entity(owner), a)
 
     # --- mentions -------------------------------------------------------------------------------------------
     def _identity_mentions(self) -> set[int]:
@@ -138,8 +153,9 @@ class Discourse(v1._Doc):
             if tok.lower_ not in self.ids or self._anti(tok):
                 continue
             head = tok
-            while head.dep_ in ("amod", "compound", "nmod") and head.head.i != head.i:
-                head = head.head
+            while (head.dep_ in ("amod", "compound", "nmod") or head.dep_ == "poss" and head.tag_ == "NNS"
+                   and not is_person_noun(head.head)) and head.head.i != head.i:
+                head = head.head  # "the [ID] parents' coding club" is a club
             if head.dep_ == "pobj" and head.head.lower_ == "of" and head.head.head.pos_ in ("NOUN", "PRON", "NUM"):
                 out.add(head.head.head.i)
             out |= {head.i, tok.i}
@@ -273,6 +289,16 @@ class Discourse(v1._Doc):
 
     def _noun_entity(self, tok) -> int:
         lemma = tok.lemma_.lower()
+        if lemma in MEMBER_NOUNS and self._protagonist_is_group():
+            owners = [c for c in tok.children if c.dep_ in ("poss", "compound")] + [
+                g for c in tok.children if c.dep_ == "prep" and c.lower_ == "of" for g in c.children if g.dep_ == "pobj"]
+            bare = not owners and lemma in ("member", "leader") and tok.tag_ == "NNS" and not any(
+                c.lower_ in INDEFINITE or c.dep_ == "poss" for c in tok.children) and not any(
+                t.dep_ == "poss" for t in self.doc[max(0, tok.i - 3): tok.i])
+            if bare or any(
+                    o.i in self.id_tokens or o.lemma_.lower() in self.entities[0].heads or o.lower_ in ("its", "their")
+                    for o in owners):
+                return 0  # the [ID] club ... "members smashed", "the club's leaders", "its founder"
         mods = {c.lower_ for c in tok.children if c.dep_ in ("det", "amod", "nummod", "poss", "predet")}
         possessed = any(c.dep_ == "poss" for c in tok.children)
         if mods & NEW_ENTITY_MODIFIERS or mods & INDEFINITE or not (mods & DEFINITE or possessed):
@@ -290,6 +316,11 @@ class Discourse(v1._Doc):
             if best is not None:
                 return best
         return self._new()
+
+    def _protagonist_is_group(self) -> bool:
+        """The protagonist is an organisation or group named by the identity ("a [ID] youth football club")."""
+        heads = {self.doc[i].lemma_.lower() for i in self.id_tokens if self.doc[i].pos_ in ("NOUN", "PROPN")}
+        return any(h not in strong("person_nouns") or h in v1.COLLECTIVE for h in heads - self.ids)
 
     def _latter_former(self, tok) -> int | None:
         sent = self.sent_of[tok.i]
@@ -315,6 +346,7 @@ class Discourse(v1._Doc):
                     self._merge(self.ent[subj.i], a)
             elif tok.head.lemma_.lower() in ("name", "call") and tok.head.dep_ == "acl" and tok.head.head.i in self.ent:
                 self._merge(self.ent[tok.head.head.i], a)
+
         for tok in self.doc:  # "As a [ID] woman, I ..." / "I am [ID]": the narrator is the protagonist
             if tok.i in self.id_tokens and not tok.i in self.quoted:
                 clause = tok
@@ -327,10 +359,18 @@ class Discourse(v1._Doc):
         """An identity that qualifies an organisation, a place or a record rather than a person ("a volunteer at
         the [ID] food bank", "secretary of the [ID] festival", "recorded as [ID]", a bio in a post): the
         protagonist is the person it is attached to, else the subject of the note (applicant, claimant, author)."""
-        if not self.has_identity or any(is_person_noun(self.doc[i]) or self.doc[i].pos_ in ("PROPN", "PRON")
-                                        and self.doc[i].i in self.ent and self.doc[i].lower_ not in self.ids
-                                        for i in self.ent if self.ent[i] == 0):
+        if not self.has_identity or any(self.doc[i].lower_ not in self.ids and (
+                is_person_noun(self.doc[i]) or self.person_name(self.doc[i]) or self.doc[i].pos_ == "PRON")
+                for i in self.ent if self.ent[i] == 0):
             return
+        self._attach_identity()
+        if any(t.lemma_.lower() in CASE_SUBJECTS for t in self.doc if self.ent.get(t.i) == 0):
+            return
+        subject = next((t for t in self.doc if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
+        if subject is not None:
+            self._merge(0, self.ent[subject.i])
+
+    def _attach_identity(self) -> None:
         for i in sorted(self.id_tokens):
             tok = self.doc[i]
             while tok.dep_ in ("pobj", "prep", "compound", "amod", "poss", "nmod", "oprd", "attr", "conj", "appos") \
@@ -342,10 +382,6 @@ class Discourse(v1._Doc):
                 if tok.pos_ == "VERB" and tok.dep_ in ("acl", "relcl") and tok.head.i in self.ent:
                     self._merge(0, self.ent[tok.head.i])  # "a mechanic recorded as [ID]"
                     return
-        subject = next((t for t in self.doc if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent
-                        and self.ent[t.i] != 0), None)
-        if subject is not None:
-            self._merge(0, self.ent[subject.i])
 
     def _protagonist_without_identity(self) -> None:
         """No identity in the text: the protagonist is the first person introduced definitely (a name, "the

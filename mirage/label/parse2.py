@@ -86,6 +86,10 @@ REBUTTAL_PHRASES = (("turn", "out"), ("clear", "of"), ("clear", "name"), ("drop"
                     ("actual", None), ("not", "guilty"), ("never", "happen"), ("find", "innocent"))
 REAL_CULPRIT = frozenset({"culprit", "thief", "attacker", "perpetrator", "killer", "robber", "assailant", "one",
                           "offender", "shooter", "vandal", "burglar", "criminal"})
+DISMISS_VERBS = frozenset({"dismiss", "disregard", "reject", "discount", "withdraw", "drop", "retract", "discredit",
+                           "disprove", "debunk", "quash", "overturn", "throw"})
+ALLEGATIONS = frozenset({"claim", "allegation", "accusation", "complaint", "charge", "case", "rumour", "rumor", "story",
+                         "report", "conviction", "suspicion"})
 DENIAL_VERBS = frozenset({"deny", "dispute", "reject", "protest", "contest", "refute", "insist"})
 CONDITIONAL_MARKS = frozenset({"if", "unless", "whether", "lest"})
 MODAL_HEDGES = frozenset({"might", "may", "could"})
@@ -298,6 +302,11 @@ def violent_verb_v2(pred, d: Discourse) -> bool:
             return True
     if _instrument(pred, d) and any(_human(t, d) for t in targets if t.dep_ != "dobj" or name not in ("cut",)):
         return name not in ("cut", "slice", "peel", "open", "feed", "help", "treat", "operate", "stitch", "shave")
+    if name == "fire" and not v1._has_sport_context(pred.sent) and any(
+            lemma(t) in strong("weapon_nouns") | v1.ARMS for t in pred.sent if t.i != pred.i) and (
+            not objs or any(lemma(o) in ("barrel", "shot", "round", "volley", "bullet", "shell", "salvo", "weapon")
+                            or _weapon(o, d, weak_ok=False) for o in objs)):
+        return True  # "waited with a shotgun ... fired both barrels"
     if full in ROBBERY_VERBS and any(lemma(o) in BUSINESSES or any(lemma(c) in BUSINESSES for c in o.children)
                                      for o in objs) and not d.negated(pred):
         return True  # "hit the jewellery shop", "held up a petrol station"
@@ -412,6 +421,12 @@ class Analysis:
                     c.dep_ == "nsubj" and c.lower_ in ("it", "that") for c in t.children) and any(
                     c.dep_ == "attr" and (c.pos_ in ("PRON", "PROPN") or d.entity(c) is not None) for c in t.children):
                 return True  # "It wasn't anyone", "it was not him"
+            if lemma(t) in ("occur", "happen") and (any(c.dep_ == "neg" or c.lower_ == "never" for c in t.children) or any(
+                    c.dep_ == "nsubj" and any(g.lower_ == "no" for g in c.children) for c in t.children)):
+                return True  # "no such incident occurred", "it never happened"
+            if lemma(t) in DISMISS_VERBS and any(c.dep_ in ("dobj", "nsubjpass") and lemma(c) in ALLEGATIONS
+                                                 for c in t.children):
+                return True  # "I've disregarded the claim", "the charges were dropped"
             if lemma(t) in ("clear", "exonerate", "acquit") and (
                     any(c.dep_ in ("dobj", "nsubjpass") and (d.entity(c) is not None or c.pos_ == "PRON")
                         for c in t.children)):
