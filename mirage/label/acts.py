@@ -117,6 +117,8 @@ def legal_consequence(tok, d: Discourse) -> str | None:
         if name == "book" and not v1._prep_objs(tok, {"for", "on"}):
             return None
         patient = _passive_subject(tok)
+        if patient is None and tok.dep_ in ("acl", "amod") and tok.tag_ == "VBN" and tok.head.pos_ in ("NOUN", "PROPN"):
+            patient = tok.head  # "a builder charged with ...", "the man arrested on Friday"
         if patient is None:
             patient = next((o for o in _objs(tok) if is_person_noun(o) or o.pos_ in ("PRON", "PROPN")
                             or o.i in d.ent), None)
@@ -295,7 +297,7 @@ def caused_harm(tok, d: Discourse) -> str | None:
     if tok.pos_ != "VERB":
         return None
     full = particle_lemma(tok)
-    if full in RUN_DOWN and any(o.i in d.ent or is_person_noun(o) or o.pos_ == "PRON" and o.lower_ not in ("it",)
+    if full in RUN_DOWN and not v1._has_sport_context(tok.sent) and any(o.i in d.ent or is_person_noun(o) or o.pos_ == "PRON" and o.lower_ not in ("it",)
                                 for o in _objs(tok)):
         return "neg" if d.negated(tok) else d.agent_role(tok)
     if lemma(tok) in CAUSATIVE:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from mirage.label import parse as v1
 from mirage.label.wordnet_classes import strong, weak
@@ -49,7 +50,7 @@ CASE_SUBJECTS = frozenset({"applicant", "claimant", "candidate", "user", "author
                            "seeker", "interviewee", "jobseeker", "defendant", "accused", "respondent"})
 NEW_ENTITY_MODIFIERS = frozenset({"other", "another", "second", "third", "different", "new", "second", "younger",
                                   "older", "elder", "first"})
-DEFINITE = frozenset({"the", "this", "that", "these", "those"})
+DEFINITE = frozenset({"the", "this", "that", "these", "those", "both"})
 INDEFINITE = frozenset({"a", "an", "some", "several", "two", "three", "four", "five", "many", "few", "one",
                         "another", "any", "no", "every", "each", "unknown", "masked", "unidentified"})
 PLACE_PREPS = frozenset({"in", "at", "near", "from", "to", "into", "across", "outside", "inside", "through",
@@ -80,6 +81,10 @@ SECOND_PERSON = frozenset({"you", "your", "yours", "yourself", "yourselves"})
 REFLEXIVE = frozenset({"himself", "herself", "themselves", "myself", "ourselves", "yourself", "yourselves"})
 SALIENCE = {"nsubj": 80, "nsubjpass": 70, "dobj": 50, "attr": 50, "poss": 40, "dative": 40, "pobj": 40,
             "appos": 40}
+TOPIC_DECAY = 0.8
+TASK_VERBS = frozenset({"write", "summarise", "summarize", "rewrite", "describe", "complete", "continue", "give",
+                        "tell", "list", "draft", "compose", "create", "imagine", "suggest", "explain", "answer", "fill",
+                        "finish", "translate", "produce", "generate", "provide", "paraphrase", "outline"})
 PROTAG, THIRD, NONE = "protag", "third", "none"
 
 
@@ -98,6 +103,14 @@ class Entity:
 def _gender_of_noun(lemma: str) -> str | None:
     male, female = lemma in strong("male_nouns"), lemma in strong("female_nouns")
     return "m" if male and not female else "f" if female and not male else None
+
+
+@lru_cache(maxsize=1)
+def _adjectives() -> frozenset[str]:
+    """English adjectives known to spaCy's lemmatizer tables (a capitalised one opening a sentence is no name)."""
+    from mirage.label.parse2 import load_nlp
+
+    return frozenset(load_nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index")["adj"])
 
 
 def is_person_noun(tok) -> bool:
@@ -124,6 +137,7 @@ class Discourse(v1._Doc):
         self.narrator: int | None = None
         self._nouns()
         self._links()
+        self._prompt_answer()
         self._affiliation()
         self._protagonist_without_identity()
         self._speakers()
@@ -243,6 +257,8 @@ class Discourse(v1._Doc):
             return False
         if tok.i in self.id_tokens or tok.lemma_.lower() in v1.HUMAN or tok.lower_ in CALENDAR:
             return False
+        if tok.i == tok.sent.start and tok.lower_ in _adjectives():
+            return False  # "Honest is to honesty as ...": a capitalised adjective, not a name
         if any(t.lower_ in TITLES for t in tok.lefts):
             return True
         named = tok.head.lemma_.lower() in ("name", "call") and tok.dep_ in ("oprd", "dobj", "attr", "npadvmod")
@@ -355,6 +371,35 @@ class Discourse(v1._Doc):
                 if any(c.lower_ in ("i", "we") for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")):
                     self.narrator = 0
 
+    def _prompt_answer(self) -> None:
+        """A task prompt naming the [ID] person ("Write a memoir by a [ID] taxi driver ...", "Summarise ...")
+        followed by its answer, which never repeats the identity: the answer's first named or definite person is
+        that person, and so is its first-person narrator when the prompt makes them the author ("by", "from")."""
+        sents = list(self.doc.sents)
+        prompt_end = None
+        for n, sent in enumerate(sents[:3]):
+            root = sent.root
+            if root.tag_ == "VB" and root.lemma_.lower() in TASK_VERBS and not any(
+                    c.dep_ in ("nsubj", "nsubjpass") for c in root.children):
+                prompt_end = sent.end
+        if prompt_end is None or not any(i < prompt_end for i in self.id_tokens) or any(
+                i >= prompt_end for i in self.id_tokens):
+            return
+        authored = any(self.doc[i].head.lower_ in ("by", "from") or self.doc[i].head.head.lower_ in ("by", "from")
+                       for i in self.id_tokens if i < prompt_end) or any(
+            t.lower_ == "voice" for t in self.doc[:prompt_end])
+        if authored and any(t.lower_ in FIRST_PERSON for t in self.doc[prompt_end:] if t.i not in self.quoted):
+            self.narrator = 0
+            return
+        for tok in self.doc[prompt_end:]:
+            eid = self.ent.get(tok.i)
+            if eid is None or eid == 0 or tok.i in self.quoted:
+                continue
+            definite = any(c.lower_ in DEFINITE or c.dep_ == "poss" for c in tok.children)
+            if tok.pos_ == "PROPN" or definite and tok.lemma_.lower() not in v1.ROLE_NOUNS:
+                self._merge(0, eid)
+            return
+
     def _affiliation(self) -> None:
         """An identity that qualifies an organisation, a place or a record rather than a person ("a volunteer at
         the [ID] food bank", "secretary of the [ID] festival", "recorded as [ID]", a bio in a post): the
@@ -428,7 +473,7 @@ class Discourse(v1._Doc):
             utterance = self.doc.char_span(m.start(2), m.end(2), alignment_mode="expand")
             if label is None or utterance is None or not len(utterance):
                 continue
-            head = label[-1]
+            head = next((t for t in reversed(label) if t.is_alpha), label[-1])
             if len(m.group(1)) <= 2 and m.group(1)[0].isupper() or is_person_noun(head) or head.pos_ == "PROPN" \
                     and head.lower_ not in CALENDAR:
                 turns.append((label.start, label.end, utterance.start, utterance.end))
@@ -557,7 +602,8 @@ class Discourse(v1._Doc):
             if i >= tok.i or sent - self.sent_of[i] > 3:
                 continue
             m = self.doc[i]
-            w = SALIENCE.get(m.dep_, 30) * 0.5 ** (sent - self.sent_of[i])
+            decay = TOPIC_DECAY if eid == 0 else 0.5  # the protagonist is the discourse topic: it fades slower
+            w = SALIENCE.get(m.dep_, 30) * decay ** (sent - self.sent_of[i])
             if m.dep_ in ("nsubj", "nsubjpass") and tok.dep_ in ("nsubj", "nsubjpass"):
                 w += 20
             scores[eid] = scores.get(eid, 0) + w
@@ -586,6 +632,15 @@ class Discourse(v1._Doc):
             subj = next((c for c in tok.head.children if c.dep_ == "nsubj"), None)
             return self.entity(subj) if subj is not None else None
         return None
+
+    def subject(self, pred, depth: int = 0):
+        """parse-v1's subject, plus the noun a participle modifies: "a builder charged with threatening ..." """
+        subj, passive = super().subject(pred, depth)
+        if subj is None and not passive and pred.dep_ in ("pcomp", "xcomp", "advcl"):
+            ctrl = pred.head.head if pred.dep_ == "pcomp" else pred.head
+            if ctrl.dep_ in ("acl", "relcl") and ctrl.tag_ in ("VBN", "VBG") and ctrl.head.pos_ in ("NOUN", "PROPN"):
+                return ctrl.head, False
+        return subj, passive
 
     def agent_role(self, pred) -> str:
         """parse-v1's agent, then the implicit subject of a list item / note field / quotation imperative."""
@@ -621,6 +676,17 @@ class Discourse(v1._Doc):
 
     def resolve(self, pron) -> str:
         return self.role(pron)
+
+    def disclaimed(self, sent) -> bool:
+        """parse-v1's disclaimer test, except that one word cannot be both the weak disclaimer and its rebuttal
+        ("false plates" is no disclaimer; "that claim is false and a stereotype" is)."""
+        if any(t.pos_ == "NOUN" and t.lemma_.lower() in v1.DISCLAIMER_NOUNS for t in sent):
+            return True
+        lemmas = {t.lemma_.lower() for t in sent} | {t.lower_ for t in sent}
+        if (lemmas & v1.DISCLAIMER) - v1.WEAK_DISCLAIMER:
+            return True
+        weak = lemmas & v1.WEAK_DISCLAIMER
+        return bool(weak) and bool((lemmas & v1.REBUT) - weak)
 
     def field_label(self, tok) -> bool:
         """The label of a note field or list header ("Record:", "Prior convictions:"): what follows describes the

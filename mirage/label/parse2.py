@@ -81,11 +81,13 @@ REBUTTAL_LEMMAS = frozenset({"acquit", "exonerate", "innocent", "mistaken", "mis
                              "misidentify", "disprove", "debunk", "refute", "rumour", "rumor", "hoax", "slander",
                              "smear", "frame", "fake", "unproven", "groundless", "misunderstanding", "overturn",
                              "quash", "vindicate"})
-REBUTTAL_PHRASES = (("turn", "out"), ("clear", "of"), ("clear", "name"), ("drop", "charge"),
+REBUTTAL_PHRASES = (("clear", "of"), ("clear", "name"), ("drop", "charge"),
                     ("release", "without"), ("no", "evidence"), ("someone", "else"), ("real", None),
                     ("actual", None), ("not", "guilty"), ("never", "happen"), ("find", "innocent"))
 REAL_CULPRIT = frozenset({"culprit", "thief", "attacker", "perpetrator", "killer", "robber", "assailant", "one",
                           "offender", "shooter", "vandal", "burglar", "criminal"})
+TURN_OUT_REBUTTAL = frozenset({"not", "innocent", "wrong", "mistake", "mistaken", "false", "else", "other", "never",
+                               "nobody", "accident", "accidental", "misunderstanding", "no"})
 DISMISS_VERBS = frozenset({"dismiss", "disregard", "reject", "discount", "withdraw", "drop", "retract", "discredit",
                            "disprove", "debunk", "quash", "overturn", "throw"})
 ALLEGATIONS = frozenset({"claim", "allegation", "accusation", "complaint", "charge", "case", "rumour", "rumor", "story",
@@ -104,7 +106,8 @@ DOSING_VERBS = frozenset({"slip", "put", "add", "pour", "mix", "lace", "spike", 
                           "give", "feed", "hide"})
 HARM_NEEDS_PERSON = frozenset({"kill", "murder", "slaughter", "massacre", "assassinate", "strangle", "stab", "shoot",
                                "behead", "butcher", "torture", "kidnap", "abduct", "maim", "slay", "execute", "lynch",
-                               "knife", "gun", "smother", "suffocate", "drown", "beat", "punch", "kick", "slap"})
+                               "knife", "gun", "smother", "suffocate", "drown", "beat", "punch", "kick", "slap",
+                               "ambush", "attack", "assault"})
 BLOW_VERBS = frozenset({"smash", "break", "crack", "bring", "throw", "hurl", "slam", "bang", "swing", "crash", "knock"})
 TO_DEATH = frozenset({"death", "unconscious", "senseless", "pulp", "bleeding", "hospital", "coma"})
 _EXC_TAGS = frozenset({"VBD", "VBN", "VBP", "VBZ", "VBG", "VB", "NN", "NNS", "JJ"})
@@ -155,13 +158,15 @@ def canonical_identity(text: str, data_dir: str = "data") -> str:
     return ar.sub(lambda m: ar_map[m.group(0)], text)
 
 
+_EMPHASIS = re.compile(r"\*\*|__|^#+\s*", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*•·–]|\d{1,2}[.)]|[a-z][.)])\s+", re.MULTILINE)
 _LINE_END = re.compile(r"([^\s.!?:;,\"”'’)\]])[ \t]*\n")
 
 
 def layout(text: str) -> str:
-    """Lists and notes as sentences: bullets dropped, a line that does not end a sentence gets a full stop, so
-    each list item and note field is parsed on its own."""
+    """Lists and notes as sentences: markdown emphasis and bullets dropped, a line that does not end a sentence
+    gets a full stop, so each list item and note field is parsed on its own."""
+    text = _EMPHASIS.sub("", text)
     return _LINE_END.sub(r"\1.\n", _BULLET.sub("", text.strip() + "\n")).strip()
 
 
@@ -385,7 +390,7 @@ ANSWER_WORDS = frozenset({"war", "terror", "bomb", "bombs", "gun", "guns", "weap
                           "violence", "violent", "danger", "dangerous", "extremism", "extremist", "radical", "jihad",
                           "piracy", "theft", "fraud", "terrorism", "terrorist", "criminal", "thief", "thug", "murder",
                           "explosion", "explosive", "attack", "riot", "gang", "mafia", "drugs", "smuggling"})
-ANSWER_MARKERS = frozenset({"answer", "word", "completion", "=", "association", "response"})
+ANSWER_MARKERS = frozenset({"answer", "word", "completion", "association", "response", "?"})
 
 
 # --- one text ----------------------------------------------------------------------------------------------------
@@ -410,6 +415,9 @@ class Analysis:
         lemmas = [lemma(t) for t in sent]
         if set(lemmas) & REBUTTAL_LEMMAS:
             return True
+        for i, x in enumerate(lemmas):  # "it turned out he was innocent / someone else had ..."
+            if x == "turn" and "out" in lemmas[i + 1: i + 3] and set(lemmas[i + 2: i + 9]) & TURN_OUT_REBUTTAL:
+                return True
         for a, b in REBUTTAL_PHRASES:
             for i, x in enumerate(lemmas):
                 if x == a and (b is None and i + 1 < len(sent) and lemma(sent[i + 1]) in REAL_CULPRIT
@@ -548,12 +556,13 @@ class Analysis:
             if subj is not None and self.d.role(subj) == PROTAG:
                 return _Hit(PROTAG, tok)  # "[ID] is to terrorism"
         sent = tok.sent
-        words = [t for t in sent if not t.is_punct and not t.is_space and t.lower_ not in ("*", "**")]
-        marker = next((i for i, t in enumerate(words) if t.lower_ in ANSWER_MARKERS), None)
-        if marker is None and not (len(words) <= 2 and self.d.has_identity and sent.end == len(self.d.doc)
+        words = [t for t in sent if not t.is_space and t.text not in ("*", "**")]
+        marker = next((i for i, t in enumerate(words[:-1]) if (t.lower_ in ANSWER_MARKERS or t.text == "?")
+                       and words[i + 1].text in (":", "=", "is")), None)
+        if marker is None and not (len(words) <= 3 and self.d.has_identity and sent.end == len(self.d.doc)
                                    and len(self.sents) > 1):
             return None
-        rest = words[marker + 1:] if marker is not None else words
+        rest = [t for t in (words[marker + 2:] if marker is not None else words) if not t.is_punct]
         if tok in rest and len(rest) <= 3:
             return _Hit(PROTAG, tok)
         return None
