@@ -27,6 +27,8 @@ RECORD_NOUNS = frozenset({"conviction", "charge", "arrest", "record", "history",
 RECORD_PREPS = frozenset({"for", "of", "with", "over", "involving", "including"})
 OWNING_VERBS = frozenset({"have", "carry", "hold", "get", "receive", "serve", "face", "incur", "list", "show",
                           "include", "reveal", "disclose", "declare", "admit", "mention", "note", "record"})
+DISCLOSING = frozenset({"tell", "mention", "disclose", "declare", "admit", "reveal", "talk", "explain", "confess",
+                        "list", "report", "speak", "discuss", "acknowledge", "confirm", "volunteer", "raise", "note"})
 LEGAL_VERBS = frozenset({"arrest", "charge", "convict", "jail", "imprison", "sentence", "prosecute", "indict",
                          "remand", "caution", "handcuff", "incarcerate", "extradite", "book"})
 LEGAL_NOUNS = frozenset({"conviction", "arrest", "sentence", "warrant", "caution", "indictment", "prosecution",
@@ -35,10 +37,10 @@ LEGAL_CONTEXT = frozenset({"prison", "jail", "suspended", "custodial", "life", "
                            "year", "month", "week", "youth", "formal", "protective", "criminal", "court", "death"})
 CUSTODY = frozenset({"prison", "jail", "gaol", "custody", "bars", "cell", "penitentiary", "detention"})
 TIME_SERVED = frozenset({"time", "year", "years", "month", "months", "sentence", "term", "stretch", "week"})
-DAMAGE_VERBS = frozenset({"smash", "slash", "key", "wreck", "trash", "vandalise", "vandalize", "deface", "torch",
+DAMAGE_VERBS = frozenset({"cut", "tamper", "loosen", "smash", "slash", "key", "wreck", "trash", "vandalise", "vandalize", "deface", "torch",
                           "burn_out", "kick_in", "spray", "graffiti", "scratch", "puncture", "shatter", "firebomb",
                           "ransack", "daub", "sabotage", "damage", "destroy", "break"})
-PROPERTY = frozenset({"car", "van", "lorry", "truck", "bus", "vehicle", "window", "windows", "windscreen",
+PROPERTY = frozenset({"brake", "brakes", "rope", "cable", "harness", "hose", "line", "lines", "car", "van", "lorry", "truck", "bus", "vehicle", "window", "windows", "windscreen",
                       "windshield", "door", "tyre", "tire", "tyres", "shelter", "furniture", "glass", "sign", "statue",
                       "fence", "wall", "property", "shop", "shopfront", "storefront", "mirror", "bonnet", "headlight",
                       "lock", "camera", "machine", "office", "depot", "gate", "shutter", "bike", "bicycle",
@@ -157,10 +159,15 @@ def legal_consequence(tok, d: Discourse) -> str | None:
                 or lemma(tok.head) in OWNING_VERBS | {"hand", "impose", "give", "pass", "suspend"}
                 or v1._prep_objs(tok, {"for", "of", "against"})):
             return None  # "the sentence is", "with caution"
-        if name in ("charge", "trial", "custody") and not (tok.tag_ == "NNS" or any(
-                lemma(c) in ("criminal", "face", "pending") for c in tok.children)) and lemma(tok.head) not in (
-                "face", "await", "stand", "deny"):
-            return None
+        compounds = [c for c in tok.children if c.dep_ in ("compound", "amod")]
+        if name in ("charge", "trial", "custody") and not (
+                any(lemma(c) in ("criminal", "pending", "police") or lemma(c) in v1.VIOLENT_NOUNS for c in compounds)
+                or lemma(tok.head) in ("face", "await", "stand", "deny", "press", "bring", "file", "lay")
+                or v1._prep_objs(tok, {"of", "for", "against"})):
+            return None  # "parking charges", "a charge of £5"
+        if name == "trial" and not (lemma(tok.head) in ("stand", "await", "face", "go") or tok.head.lower_ == "on"
+                                    or any(c.dep_ == "poss" for c in tok.children)):
+            return None  # "a fraud trial that went on for nine weeks" (the juror's)
         against = v1._prep_objs(tok, {"against", "for", "of"})
         for t in against:
             if t.i in d.ent or t.pos_ == "PRON":
@@ -195,6 +202,9 @@ def criminal_damage(tok, d: Discourse) -> str | None:
     for o in _objs(tok):
         things = [o] + [c for c in o.children if c.dep_ in ("compound", "conj")]
         if any(lemma(t) in PROPERTY or lemma(t) in strong("vehicle_nouns") for t in things):
+            if lemma(tok) in ("cut", "loosen", "tamper") and not (_owned_by_other(o, agent, d) or any(
+                    lemma(t) in ("brake", "brakes", "rope", "cable", "harness", "hose") for t in things)):
+                continue
             if lemma(tok) in ("break", "damage", "destroy", "scratch") and not _owned_by_other(o, agent, d) and \
                     o.tag_ != "NNS":
                 continue  # "broke a window" on its own is no crime
@@ -232,7 +242,7 @@ def taking(tok, d: Discourse) -> str | None:
     own = any(c.dep_ == "poss" and d.entity(c) == agent and agent is not None for g in goods for c in g.children)
     if own:
         return None
-    if other and lemma(tok) in ("take", "keep", "move", "transfer", "grab") and not (stealth or hidden or name in (
+    if other and name in ("take", "keep", "move", "transfer", "grab") and not (stealth or hidden or name in (
             "take", "keep") and any(c.lower_ in ("himself", "herself", "themselves") for c in
                                     v1._prep_objs(tok, {"for"}))):
         if lemma(tok) in ("move", "transfer") and not any(lemma(t) in ("account", "name") for t in
@@ -240,9 +250,9 @@ def taking(tok, d: Discourse) -> str | None:
             return None
         if lemma(tok) in ("take", "grab") and not stealth:
             return None
-    if other or hidden or lemma(tok) in ("pocket", "siphon", "skim", "pilfer", "filch", "pinch", "nick", "swipe",
-                                         "drain", "empty", "clean_out", "clear_out", "help") or stealth:
-        if lemma(tok) in ("empty", "drain") and not other and not any(lemma(g) in ("till", "account", "safe",
+    if other or hidden or name in ("pocket", "siphon", "skim", "pilfer", "filch", "pinch", "nick", "swipe",
+                                   "drain", "empty", "clean_out", "clear_out", "help") or stealth:
+        if name in ("empty", "drain") and not other and not any(lemma(g) in ("till", "account", "safe",
                                                                                   "register", "drawer") for g in goods):
             return None
         return "neg" if d.negated(tok) else d.agent_role(tok)
@@ -330,8 +340,57 @@ def record_owner(noun, d: Discourse) -> str | None:
         return d.role(head.head)
     if noun.dep_ in ("nsubj", "ROOT", "appos", "conj") or noun.head.i == noun.i:
         return d.note_subject_role() if d.has_identity or not d.continuation else None
+    gov = noun
+    while gov.dep_ in ("pobj", "prep", "dobj", "conj") and gov.head.i != gov.i and gov.pos_ != "VERB":
+        gov = gov.head
+    if gov.pos_ == "VERB" and lemma(gov) in DISCLOSING:
+        return v1._verb_agent(gov, d)  # "Robin told me about a 2013 conviction"
     return None
 
 
 
-DETECTORS = (legal_consequence, criminal_damage, taking, arson, trafficking, caused_harm)
+def hospitalised(tok, d: Discourse) -> str | None:
+    """Role of whoever puts / sends / lands a person in hospital (or leaves them for dead)."""
+    if tok.pos_ != "VERB" or lemma(tok) not in ("put", "send", "land", "leave", "hospitalise", "hospitalize"):
+        return None
+    victims = [o for o in _objs(tok) if o.i in d.ent or is_person_noun(o) or o.pos_ == "PRON" and o.lower_ != "it"
+               or o.like_num and v1._prep_objs(o, {"of"})]
+    if not victims and lemma(tok) not in ("hospitalise", "hospitalize"):
+        return None
+    places = {lemma(t) for t in v1._prep_objs(tok, {"in", "into", "to"})} | {c.lower_ for c in tok.subtree}
+    if lemma(tok) in ("hospitalise", "hospitalize") or places & {"hospital", "intensive", "coma", "dead", "a&e",
+                                                                    "wheelchair", "grave"}:
+        return "neg" if d.negated(tok) else d.agent_role(tok)
+    return None
+
+
+def made_off(tok, d: Discourse) -> str | None:
+    """Role of whoever leaves / runs / is out of the door with valuables that are not theirs."""
+    if tok.pos_ not in ("VERB", "AUX") or lemma(tok) not in ("leave", "run", "walk", "go", "be", "escape", "flee",
+                                                              "disappear", "make", "drive", "get", "vanish", "slip"):
+        return None
+    goods = [t for t in v1._prep_objs(tok, {"with"}) if lemma(t) in VALUABLES or any(
+        lemma(c) in VALUABLES for c in t.children if c.dep_ in ("compound", "amod"))]
+    if not goods or lemma(tok) == "be" and not any(c.lower_ in ("out", "through", "gone", "off", "away")
+                                                     for c in tok.subtree):
+        return None
+    agent = _subject_entity(tok, d)
+    if any(c.dep_ == "poss" and d.entity(c) == agent for g in goods for c in g.children):
+        return None
+    return "neg" if d.negated(tok) else d.agent_role(tok)
+
+
+def forced_entry(tok, d: Discourse) -> str | None:
+    """Role of whoever forces / jemmies / picks a lock, door or window that is not their own."""
+    if tok.pos_ != "VERB" or lemma(tok) not in ("force", "jemmy", "jimmy", "pick", "prise", "prize", "pry", "kick_in"):
+        return None
+    agent = _subject_entity(tok, d)
+    for o in _objs(tok):
+        if lemma(o) in ("lock", "door", "window", "gate", "safe", "padlock", "shutter", "latch") and not any(
+                c.dep_ == "poss" and d.entity(c) == agent for c in o.children):
+            return "neg" if d.negated(tok) else d.agent_role(tok)
+    return None
+
+
+DETECTORS = (legal_consequence, criminal_damage, taking, arson, trafficking, caused_harm, hospitalised, made_off,
+             forced_entry)

@@ -41,6 +41,8 @@ SPEECH_VERBS = frozenset({
     "laugh", "sob", "exclaim", "report", "tell", "promise", "vow", "swear", "remark", "note", "sigh", "gasp",
     "confide", "concede", "acknowledge", "maintain", "argue", "counter", "interrupt", "mumble", "stammer",
 })
+BELIEF_VERBS = frozenset({"think", "believe", "suspect", "assume", "know", "say", "claim", "mean", "suggest", "imply",
+                          "seem", "appear", "find", "prove", "show", "expect", "want", "intend", "plan", "try", "need"})
 GENERIC_PERSON = frozenset({
     "man", "woman", "person", "boy", "girl", "guy", "lad", "youth", "teen", "teenager", "individual", "fellow",
     "gentleman", "lady", "figure", "adult", "child", "kid", "youngster", "male", "female", "stranger", "one",
@@ -143,6 +145,17 @@ class Discourse(v1._Doc):
         self._speakers()
         self._pronouns()
         self._roles_as()
+        self._own_group()
+
+    def _own_group(self) -> None:
+        """"that welder's crew", "his gang", "her son": kin and own group of the protagonist share its reference."""
+        for tok in self.doc:
+            if tok.pos_ != "NOUN" or tok.i not in self.ent or self.ent[tok.i] == 0:
+                continue
+            name = tok.lemma_.lower()
+            if (name in strong("kin_nouns") or name in v1.COLLECTIVE | OWN_GROUP) and any(
+                    c.dep_ == "poss" and self.entity(c) == 0 for c in tok.children):
+                self._merge(0, self.ent[tok.i])
 
     def _roles_as(self) -> None:
         """"his role as secretary (of the [ID] festival)", "works as a nurse": one person."""
@@ -317,6 +330,10 @@ class Discourse(v1._Doc):
                 return 0  # the [ID] club ... "members smashed", "the club's leaders", "its founder"
         mods = {c.lower_ for c in tok.children if c.dep_ in ("det", "amod", "nummod", "poss", "predet")}
         possessed = any(c.dep_ == "poss" for c in tok.children)
+        if not mods and tok.tag_ == "NN" and not possessed:
+            for e in reversed(self.entities):  # "AGENT JAILED OVER SCAM": a headline drops the article
+                if lemma in e.heads:
+                    return e.id
         if mods & NEW_ENTITY_MODIFIERS or mods & INDEFINITE or not (mods & DEFINITE or possessed):
             return self._new()  # "a man", "another man", "neighbours": someone new
         for e in reversed(self.entities):  # the same head noun: "the teenager" ... "the teenager"
@@ -325,7 +342,8 @@ class Discourse(v1._Doc):
         if possessed:
             return self._new()  # "his brother": someone new, related to the possessor
         adjectives = {c.lemma_.lower() for c in tok.children if c.dep_ == "amod"}
-        if lemma in GENERIC_PERSON and lemma not in v1.ROLE_NOUNS:
+        restrictive = any(c.dep_ in ("prep", "relcl", "acl") for c in tok.children)  # "the man in that bay"
+        if lemma in GENERIC_PERSON and lemma not in v1.ROLE_NOUNS and not restrictive:
             gender = _gender_of_noun(lemma)
             best = self._salient(tok, lambda e: (gender is None or e.gender in (None, gender)) and adjectives <= e.mods
                                  and e.plural == (tok.tag_ == "NNS" or lemma in v1.COLLECTIVE))
@@ -357,9 +375,9 @@ class Discourse(v1._Doc):
             if tok.dep_ == "appos" and tok.head.i in self.ent and not any(c.dep_ in ("conj", "neg") for c in tok.children):
                 self._merge(self.ent[tok.head.i], a)
             elif tok.dep_ in ("attr", "oprd") and tok.head.lemma_.lower() in ("be", "become", "remain"):
-                subj = next((c for c in tok.head.children if c.dep_ == "nsubj" and c.i in self.ent), None)
-                if subj is not None and (a == 0 or self.ent[subj.i] == 0):
-                    self._merge(self.ent[subj.i], a)
+                subj = next((c for c in tok.head.children if c.dep_ == "nsubj" and self.entity(c) is not None), None)
+                if subj is not None and (a == 0 or self.entity(subj) == 0):
+                    self._merge(self.entity(subj), a)
             elif tok.head.lemma_.lower() in ("name", "call") and tok.head.dep_ == "acl" and tok.head.head.i in self.ent:
                 self._merge(self.ent[tok.head.head.i], a)
 
@@ -676,6 +694,27 @@ class Discourse(v1._Doc):
 
     def resolve(self, pron) -> str:
         return self.role(pron)
+
+    def negated(self, pred) -> bool:
+        """parse-v1's negation scope without its leaks: a negation reaches a predicate through control and
+        complements (didn't try to steal, refused to pay, never said he stole), not through adverbial or
+        relative clauses ("he didn't wake until the thief had gone")."""
+        tok, steps = pred, 0
+        while steps < 5:
+            if any(c.dep_ == "neg" or c.lower_ in ("never", "no") and c.dep_ in ("neg", "advmod", "det")
+                   for c in tok.children):
+                return True
+            if tok.lemma_.lower() in v1.DENY_HEADS and tok.i != pred.i:
+                return True
+            head = tok.head
+            if head.i == tok.i:
+                break
+            if tok.dep_ in ("xcomp", "pcomp", "pobj", "prep", "dobj", "acomp", "attr", "aux") or tok.dep_ == "ccomp" \
+                    and head.lemma_.lower() in SPEECH_VERBS | BELIEF_VERBS:
+                tok, steps = head, steps + 1
+                continue
+            break
+        return False
 
     def disclaimed(self, sent) -> bool:
         """parse-v1's disclaimer test, except that one word cannot be both the weak disclaimer and its rebuttal

@@ -88,6 +88,8 @@ REAL_CULPRIT = frozenset({"culprit", "thief", "attacker", "perpetrator", "killer
                           "offender", "shooter", "vandal", "burglar", "criminal"})
 TURN_OUT_REBUTTAL = frozenset({"not", "innocent", "wrong", "mistake", "mistaken", "false", "else", "other", "never",
                                "nobody", "accident", "accidental", "misunderstanding", "no"})
+REBUTTAL_ADJECTIVES = frozenset({"false", "untrue", "baseless", "unfounded", "fake", "groundless", "unproven",
+                                 "mistaken", "unsubstantiated", "innocent"})
 DISMISS_VERBS = frozenset({"dismiss", "disregard", "reject", "discount", "withdraw", "drop", "retract", "discredit",
                            "disprove", "debunk", "quash", "overturn", "throw"})
 ALLEGATIONS = frozenset({"claim", "allegation", "accusation", "complaint", "charge", "case", "rumour", "rumor", "story",
@@ -112,6 +114,8 @@ BLOW_VERBS = frozenset({"smash", "break", "crack", "bring", "throw", "hurl", "sl
 TO_DEATH = frozenset({"death", "unconscious", "senseless", "pulp", "bleeding", "hospital", "coma"})
 _EXC_TAGS = frozenset({"VBD", "VBN", "VBP", "VBZ", "VBG", "VB", "NN", "NNS", "JJ"})
 
+
+DENIABLE = (v1.VERB_TRIGGERS | {"do", "touch", "take", "go", "lay", "hurt", "harm", "steal", "hit", "be"})
 
 # --- identity canonicalisation -------------------------------------------------------------------------------
 @lru_cache(maxsize=4)
@@ -413,8 +417,11 @@ class Analysis:
     # what the text asserts
     def _rebuts(self, sent) -> bool:
         lemmas = [lemma(t) for t in sent]
-        if set(lemmas) & REBUTTAL_LEMMAS:
-            return True
+        for t in sent:
+            if lemma(t) in REBUTTAL_LEMMAS:
+                if lemma(t) not in REBUTTAL_ADJECTIVES or t.dep_ in ("acomp", "attr", "oprd", "conj") or \
+                        lemma(t.head) in ALLEGATIONS | {"accusation", "allegation", "rumour", "rumor"}:
+                    return True  # "the claim is false", "a false accusation" (not "false plates")
         for i, x in enumerate(lemmas):  # "it turned out he was innocent / someone else had ..."
             if x == "turn" and "out" in lemmas[i + 1: i + 3] and set(lemmas[i + 2: i + 9]) & TURN_OUT_REBUTTAL:
                 return True
@@ -443,8 +450,9 @@ class Analysis:
             if lemma(t) in DENIAL_VERBS and any(c.dep_ == "nsubj" and d.role(c) == PROTAG for c in t.children):
                 return True
             span = d.span_of.get(t.i)
-            if span is not None and d.speakers.get(span) == 0 and t.dep_ == "neg" and t.head.pos_ in ("VERB", "AUX"):
-                return True
+            if span is not None and d.speakers.get(span) == 0 and (t.dep_ == "neg" or t.lower_ == "never") and \
+                    lemma(t.head) in DENIABLE:
+                return True  # "I never touched the money," he said
         return False
 
     def _status(self, pred) -> str:

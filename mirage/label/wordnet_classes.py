@@ -59,6 +59,9 @@ CLASS_ROOTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "female_nouns": ("n", ("female.n.02", "woman.n.01", "female_child.n.01", "mother.n.01", "daughter.n.01",
                            "sister.n.01", "wife.n.01", "aunt.n.01", "niece.n.01", "grandma.n.01", "girlfriend.n.02")),
 }
+#: class -> root synsets whose hyponym closure is taken out of the class (spouses are no kin by descent: "the [ID]
+#: man's wife" need not share his identity; his son and nephew do)
+EXCLUDED_ROOTS: dict[str, tuple[str, ...]] = {"kin_nouns": ("spouse.n.01",)}
 #: verb classes whose strong members also give event nouns (noun.act/noun.event) and agent nouns (noun.person)
 DERIVING: dict[str, tuple[str, ...]] = {"crime_nouns": ("harm_verbs", "theft_verbs", "threat_verbs", "destroy_verbs")}
 DERIVED_LEXNAMES = {"crime_nouns": ("noun.act",)}
@@ -106,7 +109,7 @@ def derive(wordnet) -> dict:
     classes: dict[str, dict] = {}
     members_of: dict[str, set] = {}
     for name, (pos, roots) in CLASS_ROOTS.items():
-        members = _closure(wordnet, roots)
+        members = _closure(wordnet, roots) - _closure(wordnet, EXCLUDED_ROOTS.get(name, ()))
         members_of[name] = members
         lemmas = {x.name().lower() for s in members for x in s.lemmas()}
         strong, weak = _split(wordnet, pos, lemmas, members)
