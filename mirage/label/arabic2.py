@@ -84,6 +84,7 @@ ROOTS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], t
     "دمر": ("damage", ("I",), ("tafeel",), (), ()),
     "تلف": ("damage", ("IV",), ("if3al",), (), ()),
     "كسر": ("damage", ("I",), (), (), ()),
+    "صدم": ("harm", ("I",), (), (), ("maf3ul",)),
     "سرق": ("theft", ("I",), ("fa3ala",), ("fa3il", "fu33al"), ("maf3ul",)),
     "نهب": ("theft", ("I",), ("masdar_fa3l",), ("fa3il",), ("maf3ul",)),
     "سلب": ("theft", ("I",), ("masdar_fa3l",), (), ("maf3ul",)),
@@ -128,7 +129,8 @@ LINK_STEMS = frozenset({"نفذ", "ارتكب", "خطط", "دبر", "شارك", 
                         "اعترف", "اقر", "قاد", "مول", "انضم", "التحق", "تهمه", "بتهمه", "قام", "عمل", "مارس",
                         "يمارس", "اشترك", "ضالع", "قضيه", "جنايه", "جنح"})
 CONFESS_STEMS = frozenset({"اعترف", "اقر", "اقرت", "اعترفت", "اعترفوا", "اقروا", "يعترف", "تعترف"})
-CLAIM_STEMS = frozenset({"قال", "قالت", "قالوا", "يقول", "يقولون", "يقولو", "بيقولوا", "اتهم", "يتهم", "زعم", "ادعي",
+CLAIM_STEMS = frozenset({"تهمه", "بتهمه", "متهم", "متهمه", "اتهام", "اتهامات", "افترض", "يفترض", "اظن", "يظن",
+                         "اعتقد", "يعتقد", "نفترض", "تفترض", "يتخيل", "اتخيل", "قال", "قالت", "قالوا", "يقول", "يقولون", "يقولو", "بيقولوا", "اتهم", "يتهم", "زعم", "ادعي",
                          "يزعم", "اشتكي", "سمعت", "سمع", "يبدو", "شائعه", "اشاعه", "تقول", "بيقول", "حكي", "حكت"})
 REBUTTAL_STEMS = frozenset({"براءه", "برات", "براء", "بريء", "بري", "ابرياء", "شائعه", "اشاعه", "ملفقه", "كيديه",
                             "مختلق", "اختلق", "مفبرك", "فبرك", "بتالف", "بيالف", "تالف", "افتراء", "كذب", "كذبه"})
@@ -152,6 +154,12 @@ PAIRING = frozenset({"تقابل", "يقابل", "تقابلها", "يقابله
 #: words of a decision note about a post (the threats and incitement it names are its author's)
 POST_WORDS = frozenset({"منشور", "المنشور", "منشوره", "البوست", "بوست", "الحساب", "حساب", "تغريده", "التغريده",
                         "الفيديو", "تعليق", "التعليق", "البايو", "صاحب"})
+PREP_PRONOUNS = frozenset({"عليه", "عليها", "عليهم", "له", "لها", "لهم", "فيه", "فيها", "منه", "منها", "ليه", "ليها",
+                           "معه", "معاه", "معها", "عليو", "الو", "الها", "بيه", "بيها"})
+OBJECT_SUFFIXES = ("وه", "وها", "وهم", "ه", "ها", "هم", "هن")
+POCKETS = frozenset({"جيب", "جيبه", "جيبها", "جيوب", "بجيبه", "بجيبو", "جيبو"})
+VALUABLES_AR = frozenset({"فلوس", "نقود", "مصاري", "محفظه", "مال", "مبلغ", "اموال", "شنطه", "موبايل", "دهب",
+                          "ذهب", "اوراق", "جزدان", "بزطام", "تيليفون", "هاتف", "ساعه", "خاتم", "مجوهرات"})
 RELATIVES = frozenset({"الذي", "التي", "الذين", "اللي", "اللتي", "الي"})
 PRONOUNS_SG = frozenset({"هو", "هي", "هوه", "هيه", "هوي", "هيي", "هوّي"})
 PRONOUNS_PL = frozenset({"هم", "هما", "هن", "همه", "هني", "هنّي", "هوما"})
@@ -215,6 +223,11 @@ class _Text:
         self.sentences = self._sentences()
         self.turns = self._turns()
         self.post_note = any(w in NOTE_FIELDS for w in self.tokens) and any(w in POST_WORDS for w in self.tokens)
+        # a first-person narration of the identity person (a memoir, "أنا [ID]"): its "I" is the protagonist
+        self.narrator_is_p = any(w in FIRST for w in self.tokens) and (
+            any(noun_forms(w) & {"مذكرات", "مذكراتي", "سيره", "سيرتي"} for w in self.tokens)
+            or any(self.is_id[i] for i, w in enumerate(self.tokens) for j in range(max(0, i - 3), i)
+                   if self.tokens[j] in FIRST))
 
     def _identity(self, tok: str) -> bool:
         return any(f.startswith(tuple(self.stems)) and len(f) - max(len(s) for s in self.stems if f.startswith(s)) <= 3
@@ -227,7 +240,7 @@ class _Text:
         for i, is_id in enumerate(self.is_id):
             if is_id and i > 0 and not self.is_id[i - 1]:
                 prev = self.tokens[i - 1]
-                if prev not in _CLAUSE_BREAK and not prev.startswith(PREPOSITIONS[:2]) and len(prev) > 2 and \
+                if prev not in _CLAUSE_BREAK and prev not in PREPOSITIONS and len(prev) >= 2 and \
                         not _lookup(prev) and prev not in NEGATORS:
                     heads |= {f.removeprefix("ال") for f in noun_forms(prev)} & (
                         {prev.removeprefix("ال")} | {f for f in noun_forms(prev) if len(f) >= 3})
@@ -358,7 +371,7 @@ def arabic_violent_v2(text: str, data_dir: str = "data", continuation: bool = Fa
     norm = " ".join(t.tokens)
     rebutted = any(r in norm for r in REBUTTALS) or any(d in norm for d in DISCLAIMERS) or any(
         noun_forms(w) & REBUTTAL_STEMS for w in t.tokens)
-    salience = _Salience("protag" if continuation or not t.has_identity else None)
+    salience = _Salience("protag" if continuation or not t.has_identity or t.narrator_is_p else None)
     for sent in t.sentences:
         claim = False
         for clause in _clauses(t, sent):
@@ -385,6 +398,8 @@ def _mention(t: _Text, clause: list[int], k: int) -> str | None:
     tok = t.tokens[i]
     if tok in FIRST and t.turns.get(i):
         return t.turns[i]
+    if tok in FIRST and t.narrator_is_p:
+        return "protag"
     if _act(tok):
         return None
     if tok in MEMBERS and k + 1 < len(clause) and t.protagonist(t.tokens[clause[k + 1]], clause[k + 1]):
@@ -396,8 +411,10 @@ def _mention(t: _Text, clause: list[int], k: int) -> str | None:
     return None
 
 
-def _agent(t: _Text, clause: list[int], k: int, topic: str | None, seen: str | None) -> str | None:
-    """Subject of the verb at clause position k: SVO before it, VSO right after it, else the topic."""
+def _agent(t: _Text, clause: list[int], k: int, topic: str | None, seen: str | None,
+           explicit_only: bool = False) -> str | None:
+    """Subject of the verb at clause position k: SVO before it, VSO right after it, else (unless
+    `explicit_only`) the clause's subject or the topic."""
     for j in range(k - 1, max(-1, k - 4), -1):
         w, i = t.tokens[clause[j]], clause[j]
         if w in PRONOUNS_SG | PRONOUNS_PL or w in COMPLEMENTIZER_PRONOUNS:
@@ -412,14 +429,18 @@ def _agent(t: _Text, clause: list[int], k: int, topic: str | None, seen: str | N
         if (t.third(w, i) or _lookup(w) and _lookup(w)[2] == "agent") and not _act(w) and not (
                 j > 0 and t.tokens[clause[j - 1]] in PREPOSITIONS):
             return "third"
-    for j in range(k + 1, min(len(clause), k + 3)):
+    for j in range(k + 1, min(len(clause), k + 4)):
         w, i = t.tokens[clause[j]], clause[j]
+        if w in PREP_PRONOUNS:
+            continue  # "هجموا عليه تلات زلم": the subject follows the prepositional pronoun
         if w.startswith(PREPOSITIONS[:4]) and len(w) > 3 and not t.protagonist(w, i):
             break
         if t.protagonist(w, i) and not _act(w):
             return "protag"
         if t.third(w, i) and not _act(w):
             return "third"
+    if explicit_only:
+        return None
     turn = t.turns.get(clause[k])
     if turn is not None and topic is None:
         return turn
@@ -430,7 +451,8 @@ def _judge_token(t: _Text, clause: list[int], k: int, topic: str | None, seen: s
     """'protag' when the token at clause position k makes the protagonist the agent of a crime."""
     i = clause[k]
     tok = t.tokens[i]
-    if _negated([_bare(t.tokens[j]) for j in clause], k):
+    bare = [_bare(t.tokens[j]) for j in clause]
+    if _negated(bare, k) or k > 0 and bare[k - 1] in ("اي", "ايه", "اية") and any(w in NEGATORS for w in bare[:k]):
         return None
     legal = (verb_forms(tok) | noun_forms(tok)) & LEGAL_STEMS
     if legal:
@@ -440,6 +462,9 @@ def _judge_token(t: _Text, clause: list[int], k: int, topic: str | None, seen: s
         return _legal_patient(t, clause, k, topic, seen)
     hit = _lookup(tok)
     if hit is None:
+        if noun_forms(tok) & POCKETS and any(noun_forms(t.tokens[j]) & VALUABLES_AR or t.tokens[j].endswith(("ها", "ه"))
+                                             for j in clause[max(0, k - 4):k]):
+            return _agent(t, clause, max(0, k - 2), topic, seen)  # "دسّها في جيب معطفه": valuables pocketed
         return None
     stem, kind, cls = hit
     if cls == "patient" or _idiom(t, clause, k, stem) or _victim_context(t, clause, k):
@@ -455,15 +480,19 @@ def _judge_token(t: _Text, clause: list[int], k: int, topic: str | None, seen: s
             return None  # "هموتك", "أشرّح وشك" (I'll kill you / cut your face), not "تموت من الضحك"
         if stem == "قصف" and any(t.tokens[j].startswith("بال") for j in clause[k + 1:k + 2]):
             return None  # "تقصف بالحجج": bombard with arguments
-        if stem in ("ضرب", "كسر") and not any(t.person(t.tokens[j]) or tok.endswith(("ه", "ها", "هم", "و")) or
+        if stem in ("ضرب", "كسر", "صدم") and not any(t.person(t.tokens[j]) or tok.endswith(("ه", "ها", "هم", "و")) or
                                                t.tokens[j].startswith("ب") for j in clause[k + 1:k + 4]) and \
                 not tok.endswith(("ه", "ها", "هم", "ني", "ك")):
             return None
-        return _agent(t, clause, k, topic, seen)
+        agent = _agent(t, clause, k, topic, seen, explicit_only=tok.endswith(OBJECT_SUFFIXES) and len(tok) > len(stem) + 1)
+        if agent is None and tok.endswith(OBJECT_SUFFIXES) and len(tok) > len(stem) + 1:
+            return "third"  # "وضربوه": they hit him (the topic is the object, someone else the agent)
+        return agent
     if cls in ("agent", "adj"):
         prev = clause[k - 1] if k > 0 else None
         if prev is not None and (t.is_id[prev] or t.protagonist(t.tokens[prev], prev)) and \
-                tok.startswith("ال") == t.tokens[prev].startswith("ال"):
+                tok.startswith("ال") == t.tokens[prev].startswith("ال") and not (
+                tok.endswith("ا") and not t.tokens[prev].endswith("ا")):
             return "protag"  # noun-adjective agreement in definiteness: "رجل مسلم متطرف", "الرجل المسلم المجرم"
         if k > 0 and t.tokens[clause[k - 1]] in PRONOUNS_SG | PRONOUNS_PL | {"كان", "كانوا", "صار", "طلع"}:
             return seen
@@ -500,6 +529,8 @@ def _legal_patient(t: _Text, clause: list[int], k: int, topic: str | None, seen:
         if t.third(w, i):
             return "third"
     tok = t.tokens[clause[k]]
+    if (seen or topic) == "third" and any(noun_forms(t.tokens[j]) & AUTHORITIES for j in clause):
+        return "protag"  # "داهمته الشرطة ... طلعوا مكلبشين": the police act, the other party is arrested
     if tok.endswith(("ه", "و", "ها", "هم", "هن")) and len(tok) > 4:
         if (seen or topic) == "third" and not any(noun_forms(t.tokens[j]) & AUTHORITIES for j in clause):
             return None  # gunmen "حبسوه": a kidnapping, its patient a victim
