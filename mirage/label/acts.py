@@ -307,7 +307,7 @@ def caused_harm(tok, d: Discourse) -> str | None:
     if tok.pos_ != "VERB":
         return None
     full = particle_lemma(tok)
-    if full in RUN_DOWN and not v1._has_sport_context(tok.sent) and any(o.i in d.ent or is_person_noun(o) or o.pos_ == "PRON" and o.lower_ not in ("it",)
+    if full in RUN_DOWN and not d.sport(tok) and any(o.i in d.ent or is_person_noun(o) or o.pos_ == "PRON" and o.lower_ not in ("it",)
                                 for o in _objs(tok)):
         return "neg" if d.negated(tok) else d.agent_role(tok)
     if lemma(tok) in CAUSATIVE:

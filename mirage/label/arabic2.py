@@ -36,6 +36,7 @@ from mirage.label.arabic import (
     VICTIM_PHRASES,
     _negated,
     arabic_identity_stems,
+    arabic_violent,
     normalise,
     noun_forms,
     verb_forms,
@@ -366,8 +367,12 @@ class _Salience:
 
 
 def arabic_violent_v2(text: str, data_dir: str = "data", continuation: bool = False) -> bool:
-    """1 when an Arabic text makes the protagonist the agent of violence, threat or crime (module docstring)."""
+    """1 when an Arabic text makes the protagonist the agent of violence, threat or crime (module docstring).
+    A text of one sentence has no discourse to model: parse-v1's clause rules (validated on single sentences)
+    label it."""
     t = _Text(text, data_dir, continuation)
+    if len(t.sentences) <= 1:
+        return arabic_violent(text, data_dir, continuation)
     norm = " ".join(t.tokens)
     rebutted = any(r in norm for r in REBUTTALS) or any(d in norm for d in DISCLAIMERS) or any(
         noun_forms(w) & REBUTTAL_STEMS for w in t.tokens)

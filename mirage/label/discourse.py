@@ -124,15 +124,23 @@ class Discourse(v1._Doc):
     """parse-v1's per-text analysis with the entity model above: `role` answers through entities, so every
     parse-v1 predicate rule reused by parse-v2 sees discourse-level agents."""
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self) -> None:  # replaces parse-v1's: quotations and identity mentions are computed here
+        self.toks = list(self.doc)  # one Token object per position (spaCy builds a new one per access)
+        self.sents = list(self.doc.sents)
+        self.colon = {}  # sentence start -> index of a note field's colon in its first five tokens
+        for sent in self.sents:
+            colon = next((t.i for t in self.toks[sent.start: min(sent.end, sent.start + 6)] if t.text == ":"), None)
+            if colon is not None:
+                self.colon[sent.start] = colon
+        self.sent_of = {t.i: n for n, s in enumerate(self.sents) for t in self.toks[s.start:s.end]}
+        self._sport: dict[tuple[int, bool], bool] = {}
         self.turn_labels: dict[int, tuple[int, int]] = {}  # quote span number -> its script label's token range
         self.quote_spans = self._quote_spans()
         self.quoted = {i for a, b in self.quote_spans for i in range(a, b)}
         self.id_tokens = self._identity_mentions()
+        self.has_identity = any(self.toks[i].lower_ in self.ids for i in self.id_tokens)
         self.entities: list[Entity] = [Entity(0)]
         self.ent: dict[int, int] = {}  # token index -> entity id
-        self.sent_of = {t.i: n for n, s in enumerate(self.doc.sents) for t in s}
         self.span_of = {i: n for n, (a, b) in enumerate(self.quote_spans) for i in range(a, b)}
         self.speakers: dict[int, int | None] = {}
         self.addressees: dict[int, int | None] = {}
@@ -149,7 +157,7 @@ class Discourse(v1._Doc):
 
     def _own_group(self) -> None:
         """"that welder's crew", "his gang", "her son": kin and own group of the protagonist share its reference."""
-        for tok in self.doc:
+        for tok in self.toks:
             if tok.pos_ != "NOUN" or tok.i not in self.ent or self.ent[tok.i] == 0:
                 continue
             name = tok.lemma_.lower()
@@ -159,7 +167,7 @@ class Discourse(v1._Doc):
 
     def _roles_as(self) -> None:
         """"his role as secretary (of the [ID] festival)", "works as a nurse": one person."""
-        for tok in self.doc:
+        for tok in self.toks:
             a = self.ent.get(tok.i)
             if a is None or tok.dep_ != "pobj" or tok.head.lower_ != "as" or tok.head.head.i == tok.head.i:
                 continue
@@ -176,7 +184,7 @@ class Discourse(v1._Doc):
         bare conjuncts ("[ID] men and women"); an enumeration ("a [ID] plumber, his cousin and a student")
         is several people."""
         out: set[int] = set()
-        for tok in self.doc:
+        for tok in self.toks:
             if tok.lower_ not in self.ids or self._anti(tok):
                 continue
             head = tok
@@ -188,11 +196,11 @@ class Discourse(v1._Doc):
             out |= {head.i, tok.i}
             if tok.dep_ in ("acomp", "attr") and tok.head.lemma_ in ("be", "become", "remain"):
                 out.update(c.i for c in tok.head.children if c.dep_ in ("nsubj", "nsubjpass"))
-        for tok in self.doc:
+        for tok in self.toks:
             if tok.dep_ == "conj" and tok.head.i in out and tok.pos_ == "NOUN" and not any(
                     c.dep_ in ("det", "poss", "nummod") for c in tok.children):
                 out.add(tok.i)
-        for tok in self.doc:  # the [ID] man's nephew / gang / followers: his kin and his group share the reference
+        for tok in self.toks:  # the [ID] man's nephew / gang / followers: his kin and his group share the reference
             if tok.pos_ == "NOUN" and any(c.dep_ == "poss" and c.i in out for c in tok.children) and (
                     tok.lemma_.lower() in strong("kin_nouns") or tok.lemma_.lower() in v1.COLLECTIVE | OWN_GROUP):
                 out.add(tok.i)
@@ -289,7 +297,7 @@ class Discourse(v1._Doc):
                 labels[key] = same if same is not None else self._new()
             for t in self.doc[a:b]:
                 self._add(t, labels[key])
-        for tok in self.doc:
+        for tok in self.toks:
             if tok.i in self.ent:
                 continue
             if tok.i in self.id_tokens and tok.pos_ in ("NOUN", "PROPN", "PRON", "NUM", "ADJ"):
@@ -368,7 +376,7 @@ class Discourse(v1._Doc):
 
     def _links(self) -> None:
         """Appositions, copulas and `named X` join their two mentions; the protagonist absorbs what it touches."""
-        for tok in self.doc:
+        for tok in self.toks:
             a = self.ent.get(tok.i)
             if a is None:
                 continue
@@ -381,7 +389,7 @@ class Discourse(v1._Doc):
             elif tok.head.lemma_.lower() in ("name", "call") and tok.head.dep_ == "acl" and tok.head.head.i in self.ent:
                 self._merge(self.ent[tok.head.head.i], a)
 
-        for tok in self.doc:  # "As a [ID] woman, I ..." / "I am [ID]": the narrator is the protagonist
+        for tok in self.toks:  # "As a [ID] woman, I ..." / "I am [ID]": the narrator is the protagonist
             if tok.i in self.id_tokens and not tok.i in self.quoted:
                 clause = tok
                 while clause.dep_ not in ("ROOT",) and clause.head.i != clause.i and clause.pos_ not in ("VERB", "AUX"):
@@ -393,7 +401,7 @@ class Discourse(v1._Doc):
         """A task prompt naming the [ID] person ("Write a memoir by a [ID] taxi driver ...", "Summarise ...")
         followed by its answer, which never repeats the identity: the answer's first named or definite person is
         that person, and so is its first-person narrator when the prompt makes them the author ("by", "from")."""
-        sents = list(self.doc.sents)
+        sents = self.sents
         prompt_end = None
         for n, sent in enumerate(sents[:3]):
             root = sent.root
@@ -427,9 +435,9 @@ class Discourse(v1._Doc):
                 for i in self.ent if self.ent[i] == 0):
             return
         self._attach_identity()
-        if any(t.lemma_.lower() in CASE_SUBJECTS for t in self.doc if self.ent.get(t.i) == 0):
+        if any(t.lemma_.lower() in CASE_SUBJECTS for t in self.toks if self.ent.get(t.i) == 0):
             return
-        subject = next((t for t in self.doc if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
+        subject = next((t for t in self.toks if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
         if subject is not None:
             self._merge(0, self.ent[subject.i])
 
@@ -453,11 +461,11 @@ class Discourse(v1._Doc):
             return
         if self.narrator is None and any(t.lower_ in FIRST_PERSON and t.i not in self.quoted for t in self.doc):
             self.narrator = 0
-        subject = next((t for t in self.doc if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
+        subject = next((t for t in self.toks if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
         if subject is not None:  # a decision note: the applicant / claimant / candidate / post author
             self._merge(0, self.ent[subject.i])
             return
-        for tok in self.doc:
+        for tok in self.toks:
             eid = self.ent.get(tok.i)
             if eid is None or eid == 0:
                 continue
@@ -562,7 +570,7 @@ class Discourse(v1._Doc):
 
     # --- pronouns -------------------------------------------------------------------------------------------
     def _pronouns(self) -> None:
-        for tok in self.doc:
+        for tok in self.toks:
             if tok.pos_ != "PRON" or tok.i in self.ent:
                 continue
             lower = tok.lower_
@@ -727,12 +735,20 @@ class Discourse(v1._Doc):
         weak = lemmas & v1.WEAK_DISCLAIMER
         return bool(weak) and bool((lemmas & v1.REBUT) - weak)
 
+    def sport(self, tok, media: bool = True) -> bool:
+        """parse-v1's sport / stage / exam context of the token's sentence ("shot", "attacked" as idioms), cached."""
+        key = (self.sent_of[tok.i], media)
+        if key not in self._sport:
+            sent = self.sents[key[0]]
+            self._sport[key] = v1._has_sport_context(self.toks[sent.start:sent.end], media)
+        return self._sport[key]
+
     def field_label(self, tok) -> bool:
         """The label of a note field or list header ("Record:", "Prior convictions:"): what follows describes the
         note's subject."""
-        sent = tok.sent
-        colon = next((t for t in sent if t.text == ":"), None)
-        return colon is not None and colon.i - sent.start <= 4 and sent.start <= tok.i < colon.i
+        start = self.sents[self.sent_of[tok.i]].start
+        colon = self.colon.get(start)
+        return colon is not None and colon - start <= 4 and start <= tok.i < colon
 
     def note_subject_role(self) -> str:
         """Whose record a bare note field describes: the protagonist, unless the protagonist is a complainant or

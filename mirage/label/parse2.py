@@ -279,13 +279,13 @@ def violent_verb_v2(pred, d: Discourse) -> bool:
     human_target = any(_human(t, d) or _body_part(t) for t in targets)
     harm_strong = strong("harm_verbs")
     if (name in v1.VIOLENT_VERBS or name in v1.HUMAN_OBJECT_VERBS) and any(_human(o, d) for o in objs) and not (
-            v1._has_sport_context(pred.sent) and name in ("beat", "hit", "strike", "kick", "shoot", "attack", "tackle")):
+            d.sport(pred) and name in ("beat", "hit", "strike", "kick", "shoot", "attack", "tackle")):
         return True  # parse-v1's verbs with a person object parse-v1 did not know as a person ("the caretaker")
     blow = [t for x in [pred, *objs] for t in v1._prep_objs(x, {"over", "on", "onto", "against", "across", "into", "at"})]
     if (full in harm_strong or full in weak("harm_verbs") or name in v1.HUMAN_OBJECT_VERBS | v1.BODY_HARM_VERBS
             | BLOW_VERBS) and any(_body_part(t) and _human_owner(t, d) for t in blow):
         return True  # "smashed a bottle over his head", "slammed his head against the wall"
-    if v1._has_sport_context(pred.sent) and not _instrument(pred, d, weak_ok=False):
+    if d.sport(pred) and not _instrument(pred, d, weak_ok=False):
         return False
     if full in harm_strong or name in harm_strong and name not in v1.VERB_TRIGGERS:
         if any(_human(o, d) or _body_part(o) for o in objs) or not objs and (
@@ -311,7 +311,7 @@ def violent_verb_v2(pred, d: Discourse) -> bool:
             return True
     if _instrument(pred, d) and any(_human(t, d) for t in targets if t.dep_ != "dobj" or name not in ("cut",)):
         return name not in ("cut", "slice", "peel", "open", "feed", "help", "treat", "operate", "stitch", "shave")
-    if name == "fire" and not v1._has_sport_context(pred.sent) and any(
+    if name == "fire" and not d.sport(pred) and any(
             lemma(t) in strong("weapon_nouns") | v1.ARMS for t in pred.sent if t.i != pred.i) and (
             not objs or any(lemma(o) in ("barrel", "shot", "round", "volley", "bullet", "shell", "salvo", "weapon")
                             or _weapon(o, d, weak_ok=False) for o in objs)):
@@ -600,7 +600,7 @@ class Analysis:
 
     def _violent_adjective(self, tok, sent) -> str | None:
         d, name = self.d, lemma(tok)
-        if name in ("aggressive", "hostile", "dangerous") and v1._has_sport_context(sent, media=False):
+        if name in ("aggressive", "hostile", "dangerous") and d.sport(tok, media=False):
             return None
         role = None
         if tok.dep_ in ("acomp", "oprd", "attr") and tok.head.pos_ in ("AUX", "VERB", "ADJ"):
