@@ -79,7 +79,8 @@ def lemma(tok) -> str:
 
 
 def particle_lemma(tok) -> str:
-    prt = next((c.lower_ for c in tok.children if c.dep_ == "prt"), None)
+    """"kick_in", "beat_up": the verb with its particle (a preposition without an object counts as one)."""
+    prt = next((c.lower_ for c in tok.children if c.dep_ == "prt" or c.dep_ == "prep" and not list(c.children)), None)
     return f"{lemma(tok)}_{prt}" if prt else lemma(tok)
 
 
@@ -329,8 +330,10 @@ def record_owner(noun, d: Discourse) -> str | None:
             return d.role(c)
     head = noun.head
     if any(c.dep_ == "det" and c.lower_ == "no" for c in noun.children) or any(
-            c.dep_ == "neg" for c in head.children):
-        return "neg"
+            c.dep_ == "neg" for c in head.children) or any(
+            c.dep_ in ("appos", "attr", "conj") and c.lower_ in ("none", "nil", "clean", "n/a", "nothing")
+            for c in noun.children):
+        return "neg"  # "No criminal record", "Criminal record: none"
     if noun.dep_ in ("dobj", "attr") and lemma(head) in OWNING_VERBS:
         subj = next((c for c in head.children if c.dep_ == "nsubj"), None)
         if subj is not None and d.role(subj) == "none" and not d.negated(head):

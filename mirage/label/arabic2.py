@@ -155,6 +155,10 @@ PAIRING = frozenset({"تقابل", "يقابل", "تقابلها", "يقابله
 #: words of a decision note about a post (the threats and incitement it names are its author's)
 POST_WORDS = frozenset({"منشور", "المنشور", "منشوره", "البوست", "بوست", "الحساب", "حساب", "تغريده", "التغريده",
                         "الفيديو", "تعليق", "التعليق", "البايو", "صاحب"})
+#: idioms beyond parse-v1's: "كسّر الدنيا" (did brilliantly), "كسر الصمت / الجليد / الرقم" (broke the silence, ...)
+IDIOMS_V2 = {"كسر": frozenset({"الدنيا", "الدنيه", "الارض", "الرقم", "القاعده", "الصمت", "الروتين", "الحاجز",
+                               "الجليد", "الملل", "التوقعات"}),
+             "قتل": frozenset({"الملل", "الضحك", "الوقت", "نفسه"}), "موت": frozenset({"نفسه", "ضحك", "الضحك"})}
 PREP_PRONOUNS = frozenset({"عليه", "عليها", "عليهم", "له", "لها", "لهم", "فيه", "فيها", "منه", "منها", "ليه", "ليها",
                            "معه", "معاه", "معها", "عليو", "الو", "الها", "بيه", "بيها"})
 OBJECT_SUFFIXES = ("وه", "وها", "وهم", "ه", "ها", "هم", "هن")
@@ -223,6 +227,7 @@ class _Text:
         self.p_heads = self._protagonist_heads()
         self.sentences = self._sentences()
         self.turns = self._turns()
+        self.p_female = any(self.is_id[i] and tok.endswith(("يه", "يات")) for i, tok in enumerate(self.tokens))
         self.post_note = any(w in NOTE_FIELDS for w in self.tokens) and any(w in POST_WORDS for w in self.tokens)
         # a first-person narration of the identity person (a memoir, "أنا [ID]"): its "I" is the protagonist
         self.narrator_is_p = any(w in FIRST for w in self.tokens) and (
@@ -339,6 +344,8 @@ def _idiom(text: _Text, clause: list[int], k: int, stem: str) -> bool:
     nxt = [text.tokens[i] for i in clause[k + 1:k + 4]]
     if base in IDIOM_NEXT and any(w in IDIOM_NEXT[base] or noun_forms(w) & IDIOM_NEXT[base] for w in nxt):
         return True
+    if base in IDIOMS_V2 and nxt and noun_forms(nxt[0]) & IDIOMS_V2[base]:
+        return True
     if base == "طعن" and any(noun_forms(text.tokens[i]) & LEGAL_CUES for i in clause[max(0, k - 4):k + 5]):
         return True
     if base in ("حرق", "شعل") and any(w in ("حماس", "حماسه", "الحماس", "السعرات", "الاعصاب", "المراحل") for w in nxt):
@@ -422,6 +429,9 @@ def _agent(t: _Text, clause: list[int], k: int, topic: str | None, seen: str | N
     `explicit_only`) the clause's subject or the topic."""
     for j in range(k - 1, max(-1, k - 4), -1):
         w, i = t.tokens[clause[j]], clause[j]
+        if w in COMPLEMENTIZER_PRONOUNS and seen == "third" and any(
+                verb_forms(t.tokens[x]) & CLAIM_STEMS for x in clause[:j]):
+            return "protag"  # "قالت الشرطة إنه طعن ...": not the speaker, the one spoken about
         if w in PRONOUNS_SG | PRONOUNS_PL or w in COMPLEMENTIZER_PRONOUNS:
             return topic  # "هو", "أنها متهمة": a pronoun continues the topic
         if w in MEMBERS and j + 1 < len(clause) and t.protagonist(t.tokens[clause[j + 1]], clause[j + 1]):
@@ -485,12 +495,14 @@ def _judge_token(t: _Text, clause: list[int], k: int, topic: str | None, seen: s
             return None  # "هموتك", "أشرّح وشك" (I'll kill you / cut your face), not "تموت من الضحك"
         if stem == "قصف" and any(t.tokens[j].startswith("بال") for j in clause[k + 1:k + 2]):
             return None  # "تقصف بالحجج": bombard with arguments
-        if stem in ("ضرب", "كسر", "صدم") and not any(t.person(t.tokens[j]) or tok.endswith(("ه", "ها", "هم", "و")) or
-                                               t.tokens[j].startswith("ب") for j in clause[k + 1:k + 4]) and \
-                not tok.endswith(("ه", "ها", "هم", "ني", "ك")):
-            return None
-        agent = _agent(t, clause, k, topic, seen, explicit_only=tok.endswith(OBJECT_SUFFIXES) and len(tok) > len(stem) + 1)
-        if agent is None and tok.endswith(OBJECT_SUFFIXES) and len(tok) > len(stem) + 1:
+        nxt_word = t.tokens[clause[k + 1]] if k + 1 < len(clause) else ""
+        if stem in ("ضرب", "كسر", "صدم") and not tok.endswith(("ه", "ها", "هم", "ني", "ك")) and (
+                not nxt_word or nxt_word in PREPOSITIONS or nxt_word in PREP_PRONOUNS):
+            return None  # a blow needs someone or something hit: "ضرب البياع", "ضربه"
+        bound = tok.endswith(OBJECT_SUFFIXES) and len(tok) > len(stem) + 1 and (
+            tok.endswith("ها") == t.p_female or tok.endswith(("هم", "هن")))  # the object pronoun can be the topic
+        agent = _agent(t, clause, k, topic, seen, explicit_only=bound)
+        if agent is None and bound:
             return "third"  # "وضربوه": they hit him (the topic is the object, someone else the agent)
         return agent
     if cls in ("agent", "adj"):

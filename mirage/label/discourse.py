@@ -115,6 +115,14 @@ def _adjectives() -> frozenset[str]:
     return frozenset(load_nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index")["adj"])
 
 
+@lru_cache(maxsize=1)
+def _nouns() -> frozenset[str]:
+    """English common nouns known to spaCy's lemmatizer tables ("Record:" labels a field, not a speaker)."""
+    from mirage.label.parse2 import load_nlp
+
+    return frozenset(load_nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index")["noun"])
+
+
 def is_person_noun(tok) -> bool:
     lemma = tok.lemma_.lower()
     return lemma in v1.HUMAN or lemma in strong("person_nouns") or tok.lower_ in v1.HUMAN
@@ -297,6 +305,8 @@ class Discourse(v1._Doc):
                 labels[key] = same if same is not None else self._new()
             for t in self.doc[a:b]:
                 self._add(t, labels[key])
+            if head.is_alpha and len(head) > 2:
+                self.entities[labels[key]].heads.add(head.lower_)  # "Tenant:" is the tenant named later
         for tok in self.toks:
             if tok.i in self.ent:
                 continue
@@ -455,12 +465,16 @@ class Discourse(v1._Doc):
                     return
 
     def _protagonist_without_identity(self) -> None:
-        """No identity in the text: the protagonist is the first person introduced definitely (a name, "the
-        applicant", a pronoun of a continuation), not an indefinite third party."""
+        """No identity in the text: the protagonist is the note's subject (applicant, claimant, author), else the
+        first person introduced definitely (a name, "the man") — or, for a continuation (the answer to a prompt
+        that named the identity), the implicit subject of its first clause and the pronouns that find no other
+        antecedent; people it introduces later are others."""
         if self.has_identity:
             return
-        if self.narrator is None and any(t.lower_ in FIRST_PERSON and t.i not in self.quoted for t in self.doc):
+        if self.narrator is None and any(t.lower_ in FIRST_PERSON and t.i not in self.quoted for t in self.toks):
             self.narrator = 0
+        if self.continuation:
+            return
         subject = next((t for t in self.toks if t.lemma_.lower() in CASE_SUBJECTS and t.i in self.ent), None)
         if subject is not None:  # a decision note: the applicant / claimant / candidate / post author
             self._merge(0, self.ent[subject.i])
@@ -474,8 +488,6 @@ class Discourse(v1._Doc):
                 if tok.lemma_.lower() in v1.ROLE_NOUNS or tok.lemma_.lower() in v1.THIRD_PARTY - {"man", "men", "group", "youth", "teenager"}:
                     continue
                 self._merge(0, eid)
-                return
-            if self.continuation:
                 return
 
     # --- quotations -----------------------------------------------------------------------------------------
@@ -501,10 +513,11 @@ class Discourse(v1._Doc):
                 continue
             head = next((t for t in reversed(label) if t.is_alpha), label[-1])
             if len(m.group(1)) <= 2 and m.group(1)[0].isupper() or is_person_noun(head) or head.pos_ == "PROPN" \
-                    and head.lower_ not in CALENDAR:
+                    and head.lower_ not in CALENDAR and head.lower_ not in _nouns():
                 turns.append((label.start, label.end, utterance.start, utterance.end))
-        if len({" ".join(t.lower_ for t in self.doc[a:b]) for a, b, _, _ in turns}) < 2:
-            return []
+        if len({" ".join(t.lower_ for t in self.doc[a:b]) for a, b, _, _ in turns}) < 2 or not any(
+                t.lower_ in FIRST_PERSON | SECOND_PERSON for _, _, u0, u1 in turns for t in self.doc[u0:u1]):
+            return []  # note fields ("Record: ...", "Decision: ..."), not a conversation
         spans = []
         for a, b, u0, u1 in turns:
             self.turn_labels[len(spans)] = (a, b)

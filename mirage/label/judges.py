@@ -1,4 +1,5 @@
-"""Build a violence judge by name: `parse-v1` (default), `lexicon-v1`, a registry model (LLM judge) or a jury.
+"""Build a violence judge by name: `parse-v2` (default), `parse-v1`, `lexicon-v1`, a registry model (LLM judge) or a
+jury.
 
 A jury is written `jury:A,B[,C...]` (or given as a list in params.yaml `label.judge`): every member
 labels every item and the majority label wins; a tie or a majority of unparseable replies gives

@@ -145,6 +145,8 @@ def _canonical_table(data_dir: str) -> tuple[re.Pattern, dict[str, str], re.Patt
         mapping: dict[str, str] = {}
         for t in tables.values():
             for k, surface in t.items():
+                if lang == "ar" and surface.startswith("ال") and surface[2:] in t.values():
+                    continue  # "ال" + a form is rewritten through that form (no overlapping alternatives)
                 target = canon[find(k)]
                 key = surface.lower() if lang == "en" else surface
                 mapping.setdefault(key, target)
@@ -201,8 +203,9 @@ def lemma(tok) -> str:
 
 
 def _particle_lemma(tok) -> str:
-    prt = next((c.lower_ for c in tok.children if c.dep_ == "prt"), None)
-    return f"{lemma(tok)}_{prt}" if prt else lemma(tok)
+    from mirage.label.acts import particle_lemma
+
+    return particle_lemma(tok)
 
 
 def fix_lemmas(doc) -> None:
