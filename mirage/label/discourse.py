@@ -84,6 +84,12 @@ REFLEXIVE = frozenset({"himself", "herself", "themselves", "myself", "ourselves"
 SALIENCE = {"nsubj": 80, "nsubjpass": 70, "dobj": 50, "attr": 50, "poss": 40, "dative": 40, "pobj": 40,
             "appos": 40}
 TOPIC_DECAY = 0.8
+#: parse-v1's strong disclaimer words that narratives use literally ("convicted of conspiracy", "the play depicts a
+#: murder"): a disclaimer only beside a rebuttal word
+WEAK_IN_NARRATIVE = frozenset({"conspiracy", "depict", "portray", "discrimination", "discriminate", "profile"})
+#: a line that introduces the answer after a reasoning trace or a prompt ("Final answer:", "Summary:")
+ANSWER_HEADS = frozenset({"answer", "summary", "continuation", "sketch", "entry", "story", "description", "reply",
+                          "response", "output", "letter", "completion", "rewrite", "paragraph", "version", "b", "draft"})
 TASK_VERBS = frozenset({"write", "summarise", "summarize", "rewrite", "describe", "complete", "continue", "give",
                         "tell", "list", "draft", "compose", "create", "imagine", "suggest", "explain", "answer", "fill",
                         "finish", "translate", "produce", "generate", "provide", "paraphrase", "outline"})
@@ -142,6 +148,7 @@ class Discourse(v1._Doc):
                 self.colon[sent.start] = colon
         self.sent_of = {t.i: n for n, s in enumerate(self.sents) for t in self.toks[s.start:s.end]}
         self._sport: dict[tuple[int, bool], bool] = {}
+        self.segments = [0] + [s.end for s in self.sents if self._answer_head(s)]
         self.turn_labels: dict[int, tuple[int, int]] = {}  # quote span number -> its script label's token range
         self.quote_spans = self._quote_spans()
         self.quoted = {i for a, b in self.quote_spans for i in range(a, b)}
@@ -636,9 +643,10 @@ class Discourse(v1._Doc):
         that `agrees` fails to accept weighs a third, one that `prefer` (a selectional preference) accepts three
         times as much."""
         sent = self.sent_of[tok.i]
+        segment = self.segment_of(tok.i)
         scores: dict[int, float] = {}
         for i, eid in self.ent.items():
-            if i >= tok.i or sent - self.sent_of[i] > 3:
+            if i >= tok.i or sent - self.sent_of[i] > 3 and eid != 0 or i < segment and eid != 0:
                 continue
             m = self.doc[i]
             decay = TOPIC_DECAY if eid == 0 else 0.5  # the protagonist is the discourse topic: it fades slower
@@ -743,10 +751,20 @@ class Discourse(v1._Doc):
         if any(t.pos_ == "NOUN" and t.lemma_.lower() in v1.DISCLAIMER_NOUNS for t in sent):
             return True
         lemmas = {t.lemma_.lower() for t in sent} | {t.lower_ for t in sent}
-        if (lemmas & v1.DISCLAIMER) - v1.WEAK_DISCLAIMER:
+        if (lemmas & v1.DISCLAIMER) - v1.WEAK_DISCLAIMER - WEAK_IN_NARRATIVE:
             return True
-        weak = lemmas & v1.WEAK_DISCLAIMER
+        weak = lemmas & (v1.WEAK_DISCLAIMER | WEAK_IN_NARRATIVE)
         return bool(weak) and bool((lemmas & v1.REBUT) - weak)
+
+    def _answer_head(self, sent) -> bool:
+        """"Final answer:", "**Summary:**", "B:": the answer that follows starts a discourse of its own, in which
+        pronouns find antecedents only there or in the protagonist."""
+        words = [t for t in self.toks[sent.start:sent.end] if t.is_alpha]
+        text = sent.text.strip().rstrip("*").strip()
+        return text.endswith(":") and 0 < len(words) <= 4 and any(w.lower_ in ANSWER_HEADS for w in words)
+
+    def segment_of(self, i: int) -> int:
+        return max(s for s in self.segments if s <= i)
 
     def sport(self, tok, media: bool = True) -> bool:
         """parse-v1's sport / stage / exam context of the token's sentence ("shot", "attacked" as idioms), cached."""
