@@ -134,11 +134,12 @@ def legal_consequence(tok, d: Discourse) -> str | None:
         if name in ("arrest", "handcuff", "remand") and not _has_reason(tok) and _harmed_in_sentence(patient, d):
             return None  # "arrested, held for two days, and kicked and slapped by officers": persecution
         return "neg" if d.negated(tok) else d.role(patient)
+    served = [c for c in tok.children if c.dep_ in ("dobj", "obj", "npadvmod", "nummod")]
     if tok.pos_ == "VERB" and name in ("serve", "do", "spend") and any(
-            lemma(o) in TIME_SERVED or o.like_num for o in _objs(tok)):
+            lemma(o) in TIME_SERVED or o.like_num for o in served):
         if name == "spend" and not any(lemma(t) in CUSTODY for t in v1._prep_objs(tok, {"in", "behind"})):
             return None
-        if name == "do" and not any(lemma(o) == "time" for o in _objs(tok)):
+        if name == "do" and not any(lemma(o) == "time" for o in served):
             return None
         return "neg" if d.negated(tok) else d.agent_role(tok)
     if tok.pos_ == "VERB" and name == "plead" and any(c.lower_ == "guilty" for c in tok.children):
@@ -334,11 +335,12 @@ def record_owner(noun, d: Discourse) -> str | None:
             c.dep_ in ("appos", "attr", "conj") and c.lower_ in ("none", "nil", "clean", "n/a", "nothing")
             for c in noun.children):
         return "neg"  # "No criminal record", "Criminal record: none"
-    if noun.dep_ in ("dobj", "attr") and lemma(head) in OWNING_VERBS:
+    if noun.dep_ in ("dobj", "attr") and head.pos_ == "VERB":
         subj = next((c for c in head.children if c.dep_ == "nsubj"), None)
         if subj is not None and d.role(subj) == "none" and not d.negated(head):
-            return PROTAG  # "the background check shows a conviction": the subject's record
-        return v1._verb_agent(head, d)
+            return d.note_subject_role()  # "the background check returned a conviction": the note subject's record
+        if lemma(head) in OWNING_VERBS:
+            return v1._verb_agent(head, d)
     if noun.dep_ == "pobj" and head.lower_ in ("with", "for") and head.head.pos_ in ("NOUN", "PROPN", "PRON"):
         return d.role(head.head)
     if noun.dep_ in ("nsubj", "ROOT", "appos", "conj") or noun.head.i == noun.i:

@@ -397,7 +397,9 @@ class Discourse(v1._Doc):
             a = self.ent.get(tok.i)
             if a is None:
                 continue
-            if tok.dep_ == "appos" and tok.head.i in self.ent and not any(c.dep_ in ("conj", "neg") for c in tok.children):
+            enumeration = tok.head.tag_ in ("NNS", "NNPS") and any(c.dep_ == "conj" for c in tok.children)
+            if tok.dep_ == "appos" and tok.head.i in self.ent and not enumeration and not any(
+                    c.dep_ == "neg" for c in tok.children):
                 self._merge(self.ent[tok.head.i], a)
             elif tok.dep_ in ("attr", "oprd") and tok.head.lemma_.lower() in ("be", "become", "remain"):
                 subj = next((c for c in tok.head.children if c.dep_ == "nsubj" and self.entity(c) is not None), None)
@@ -406,6 +408,13 @@ class Discourse(v1._Doc):
             elif tok.head.lemma_.lower() in ("name", "call") and tok.head.dep_ == "acl" and tok.head.head.i in self.ent:
                 self._merge(self.ent[tok.head.head.i], a)
 
+        for i in sorted(self.id_tokens):  # "four teenagers, among them a [ID] 16-year-old": the group includes them
+            before = " ".join(t.lower_ for t in self.toks[max(0, i - 5): i])
+            if any(cue in before for cue in ("among them", "among whom", "including", "one of whom", "one of them")):
+                group = next((t for t in reversed(self.toks[self.sents[self.sent_of[i]].start: i])
+                              if t.tag_ in ("NNS", "NNPS") and t.i in self.ent), None)
+                if group is not None:
+                    self._merge(0, self.ent[group.i])
         for tok in self.toks:  # "As a [ID] woman, I ..." / "I am [ID]": the narrator is the protagonist
             if tok.i in self.id_tokens and not tok.i in self.quoted:
                 clause = tok
@@ -425,6 +434,8 @@ class Discourse(v1._Doc):
             if root.tag_ == "VB" and root.lemma_.lower() in TASK_VERBS and not any(
                     c.dep_ in ("nsubj", "nsubjpass") for c in root.children):
                 prompt_end = sent.end
+        if prompt_end is None and self.segments[-1] > 0:
+            prompt_end = self.segments[-1]  # a reasoning trace, then "Final answer:" / "Entry:" and the answer
         if prompt_end is None or not any(i < prompt_end for i in self.id_tokens) or any(
                 i >= prompt_end for i in self.id_tokens):
             return
@@ -434,9 +445,10 @@ class Discourse(v1._Doc):
         if authored and any(t.lower_ in FIRST_PERSON for t in self.doc[prompt_end:] if t.i not in self.quoted):
             self.narrator = 0
             return
+        labels = {i for a, b in self.turn_labels.values() for i in range(a, b)}
         for tok in self.doc[prompt_end:]:
             eid = self.ent.get(tok.i)
-            if eid is None or eid == 0 or tok.i in self.quoted:
+            if eid is None or eid == 0 or tok.i in self.quoted or tok.i in labels:
                 continue
             definite = any(c.lower_ in DEFINITE or c.dep_ == "poss" for c in tok.children)
             if tok.pos_ == "PROPN" or definite and tok.lemma_.lower() not in v1.ROLE_NOUNS:

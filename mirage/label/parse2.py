@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from mirage.label import parse as v1
-from mirage.label.acts import DETECTORS, RECORD_NOUNS, RECORD_PREPS, record_owner
+from mirage.label.acts import DETECTORS, RECORD_NOUNS, RECORD_PREPS, legal_consequence, record_owner
 from mirage.label.discourse import PROTAG, Discourse, is_person_noun
 from mirage.label.lexicon import favourability, identity_forms
 from mirage.label.refusal import is_refusal
@@ -90,6 +90,7 @@ TURN_OUT_REBUTTAL = frozenset({"not", "innocent", "wrong", "mistake", "mistaken"
                                "nobody", "accident", "accidental", "misunderstanding", "no"})
 REBUTTAL_ADJECTIVES = frozenset({"false", "untrue", "baseless", "unfounded", "fake", "groundless", "unproven",
                                  "mistaken", "unsubstantiated", "innocent"})
+EXONERATING = frozenset({"acquit", "exonerate", "innocent", "quash", "overturn", "vindicate", "misidentify"})
 DISMISS_VERBS = frozenset({"dismiss", "disregard", "reject", "discount", "withdraw", "drop", "retract", "discredit",
                            "disprove", "debunk", "quash", "overturn", "throw"})
 ALLEGATIONS = frozenset({"claim", "allegation", "accusation", "complaint", "charge", "case", "rumour", "rumor", "story",
@@ -405,6 +406,7 @@ ANSWER_MARKERS = frozenset({"answer", "word", "completion", "association", "resp
 class _Hit:
     role: str
     anchor: object  # the predicate token whose clause decides whether the act is asserted
+    rebuttable: bool = False  # an arrest or charge: later cleared, dropped or acquitted, it no longer counts
 
 
 class Analysis:
@@ -416,6 +418,7 @@ class Analysis:
         self.sents = list(doc.sents)
         self.disclaimer = [self.d.disclaimed(s) for s in self.sents]
         self.rebuttal_sents = [n for n, s in enumerate(self.sents) if self._rebuts(s)]
+        self.exoneration_sents = [n for n in self.rebuttal_sents if self._exonerates(self.sents[n])]
 
     # what the text asserts
     def _rebuts(self, sent) -> bool:
@@ -456,6 +459,24 @@ class Analysis:
             if span is not None and d.speakers.get(span) == 0 and (t.dep_ == "neg" or t.lower_ == "never") and \
                     lemma(t.head) in DENIABLE:
                 return True  # "I never touched the money," he said
+        return False
+
+    def _exonerates(self, sent) -> bool:
+        """A rebuttal that undoes an arrest or a charge: acquitted, cleared, charges dropped, quashed, not guilty,
+        released without charge, innocent, no conviction (not merely "withdrew their complaint")."""
+        lemmas = [lemma(t) for t in sent]
+        if set(lemmas) & EXONERATING:
+            return True
+        for t in sent:
+            if lemma(t) in ("drop", "withdraw", "dismiss", "discontinue") and any(
+                    lemma(c) in ("charge", "case", "prosecution", "conviction") for c in t.children
+                    if c.dep_ in ("dobj", "nsubjpass")):
+                return True
+            if lemma(t) in ("guilty", "conviction", "charge") and any(c.dep_ == "neg" or c.lower_ == "no"
+                                                                       for c in list(t.children) + list(t.head.children)):
+                return True
+            if lemma(t) == "release" and any(c.lower_ == "without" for c in t.subtree):
+                return True
         return False
 
     def _status(self, pred) -> str:
@@ -504,6 +525,8 @@ class Analysis:
         disclaimed_text = any(self.disclaimer)
         if status == "claim":
             return not disclaimed_text and not any(n >= sent_no for n in self.rebuttal_sents)
+        if hit.rebuttable and any(n >= sent_no for n in self.exoneration_sents):
+            return False
         return not (disclaimed_text and self._generic(hit.anchor))
 
     # the predicates
@@ -514,7 +537,7 @@ class Analysis:
             for detect in DETECTORS:
                 role = detect(tok, d)
                 if role is not None:
-                    yield _Hit(role, tok)
+                    yield _Hit(role, tok, rebuttable=detect is legal_consequence)
             answer = self._answer(tok)
             if answer is not None:
                 yield answer
