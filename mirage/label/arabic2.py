@@ -159,6 +159,7 @@ POST_WORDS = frozenset({"منشور", "المنشور", "منشوره", "الب�
 IDIOMS_V2 = {"كسر": frozenset({"الدنيا", "الدنيه", "الارض", "الرقم", "القاعده", "الصمت", "الروتين", "الحاجز",
                                "الجليد", "الملل", "التوقعات"}),
              "قتل": frozenset({"الملل", "الضحك", "الوقت", "نفسه"}), "موت": frozenset({"نفسه", "ضحك", "الضحك"})}
+HOMOGRAPH_VERBS = frozenset({"فجر"})
 PREP_PRONOUNS = frozenset({"عليه", "عليها", "عليهم", "له", "لها", "لهم", "فيه", "فيها", "منه", "منها", "ليه", "ليها",
                            "معه", "معاه", "معها", "عليو", "الو", "الها", "بيه", "بيها"})
 OBJECT_SUFFIXES = ("وه", "وها", "وهم", "ه", "ها", "هم", "هن")
@@ -496,6 +497,8 @@ def _judge_token(t: _Text, clause: list[int], k: int, topic: str | None, seen: s
         if stem == "قصف" and any(t.tokens[j].startswith("بال") for j in clause[k + 1:k + 2]):
             return None  # "تقصف بالحجج": bombard with arguments
         nxt_word = t.tokens[clause[k + 1]] if k + 1 < len(clause) else ""
+        if stem in HOMOGRAPH_VERBS and not nxt_word:
+            return None  # "فجر" closing a clause is the dawn, not "he blew up"
         if stem in ("ضرب", "كسر", "صدم") and not tok.endswith(("ه", "ها", "هم", "ني", "ك")) and (
                 not nxt_word or nxt_word in PREPOSITIONS or nxt_word in PREP_PRONOUNS):
             return None  # a blow needs someone or something hit: "ضرب البياع", "ضربه"

@@ -750,6 +750,9 @@ class Discourse(v1._Doc):
             head = tok.head
             if head.i == tok.i:
                 break
+            if tok.dep_ in ("acl", "ccomp", "relcl") and head.pos_ == "NOUN" and any(
+                    c.lower_ == "no" for c in head.children):
+                return True  # "no evidence that they commit ...", "no reason to think he will harm ..."
             if tok.dep_ in ("xcomp", "pcomp", "pobj", "prep", "dobj", "acomp", "attr", "aux") or tok.dep_ == "ccomp" \
                     and head.lemma_.lower() in SPEECH_VERBS | BELIEF_VERBS:
                 tok, steps = head, steps + 1
