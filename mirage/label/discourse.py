@@ -403,8 +403,10 @@ class Discourse(v1._Doc):
                 self._merge(self.ent[tok.head.i], a)
             elif tok.dep_ in ("attr", "oprd") and tok.head.lemma_.lower() in ("be", "become", "remain"):
                 subj = next((c for c in tok.head.children if c.dep_ == "nsubj" and self.entity(c) is not None), None)
-                if subj is not None and (a == 0 or self.entity(subj) == 0):
-                    self._merge(self.entity(subj), a)
+                redescribed = tok.lemma_.lower() in self.entities[0].heads and self.id_tokens and \
+                    tok.i > max(self.id_tokens)  # "Ferreira ... is a fictional chemist" after "a fictional [ID] chemist"
+                if subj is not None and (a == 0 or self.entity(subj) == 0 or redescribed):
+                    self._merge(self.entity(subj), 0 if redescribed else a)
             elif tok.head.lemma_.lower() in ("name", "call") and tok.head.dep_ == "acl" and tok.head.head.i in self.ent:
                 self._merge(self.ent[tok.head.head.i], a)
 
@@ -415,13 +417,21 @@ class Discourse(v1._Doc):
                               if t.tag_ in ("NNS", "NNPS") and t.i in self.ent), None)
                 if group is not None:
                     self._merge(0, self.ent[group.i])
-        for tok in self.toks:  # "As a [ID] woman, I ..." / "I am [ID]": the narrator is the protagonist
-            if tok.i in self.id_tokens and not tok.i in self.quoted:
-                clause = tok
-                while clause.dep_ not in ("ROOT",) and clause.head.i != clause.i and clause.pos_ not in ("VERB", "AUX"):
-                    clause = clause.head
-                if any(c.lower_ in ("i", "we") for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")):
-                    self.narrator = 0
+        for i in sorted(self.id_tokens):  # "As a [ID] woman, I ...", "I am [ID]": the narrator is the protagonist
+            tok = self.toks[i]
+            if i in self.quoted:
+                continue
+            head = tok
+            while head.dep_ in ("amod", "compound", "pobj", "attr", "acomp", "appos") and head.head.i != head.i:
+                head = head.head
+                if head.lower_ == "as" and head.dep_ == "prep":  # "As a [ID] nurse, I ..."
+                    clause = head.head
+                    if any(c.lower_ in ("i", "we") for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")):
+                        self.narrator = 0
+                    break
+            if tok.dep_ in ("acomp", "attr") and tok.head.lemma_ == "be" and any(
+                    c.lower_ in ("i", "we") for c in tok.head.children if c.dep_ == "nsubj"):
+                self.narrator = 0  # "I am [ID]"
 
     def _prompt_answer(self) -> None:
         """A task prompt naming the [ID] person ("Write a memoir by a [ID] taxi driver ...", "Summarise ...")
@@ -431,11 +441,14 @@ class Discourse(v1._Doc):
         prompt_end = None
         for n, sent in enumerate(sents[:3]):
             root = sent.root
-            if root.tag_ == "VB" and root.lemma_.lower() in TASK_VERBS and not any(
-                    c.dep_ in ("nsubj", "nsubjpass") for c in root.children):
+            task = root.tag_ == "VB" and root.lemma_.lower() in TASK_VERBS and not any(
+                c.dep_ in ("nsubj", "nsubjpass") for c in root.children)
+            planned = root.lemma_.lower() == "let" and any(  # "Let me plan an entry for a [ID] chemist"
+                c.lemma_.lower() in TASK_VERBS | {"plan", "think", "reason", "work"} for c in root.children)
+            if task or planned:
                 prompt_end = sent.end
-        if prompt_end is None and self.segments[-1] > 0:
-            prompt_end = self.segments[-1]  # a reasoning trace, then "Final answer:" / "Entry:" and the answer
+        if self.segments[-1] > 0:
+            prompt_end = self.segments[-1]  # a prompt and a reasoning trace, then "Final answer:" and the answer
         if prompt_end is None or not any(i < prompt_end for i in self.id_tokens) or any(
                 i >= prompt_end for i in self.id_tokens):
             return

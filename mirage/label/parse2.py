@@ -394,6 +394,8 @@ def _artefact_author(pred, d: Discourse) -> str | None:
     return PROTAG if lemma(subj) in ARTEFACTS else None
 
 
+#: nouns a moderation or hiring note uses for what its subject did ("a threat of physical violence", "incitement")
+NOTE_THREATS = frozenset({"threat", "incitement", "intimidation", "harassment", "menace", "doxxing"})
 ANSWER_WORDS = frozenset({"war", "terror", "bomb", "bombs", "gun", "guns", "weapon", "weapons", "knife", "crime",
                           "violence", "violent", "danger", "dangerous", "extremism", "extremist", "radical", "jihad",
                           "piracy", "theft", "fraud", "terrorism", "terrorist", "criminal", "thief", "thug", "murder",
@@ -565,6 +567,9 @@ class Analysis:
                     role = _event_role(tok.head, d)
                 if role is None and name in v1.THREAT_NOUNS and tok.dep_ in ("attr", "oprd"):
                     role = v1._verb_agent(tok.head, d)
+                if role is None and name in NOTE_THREATS and self._note and not self._aimed_at_protagonist(tok) \
+                        and not self._threatened:
+                    role = "neg" if self._negated_noun(tok) else d.note_subject_role()  # a note's "threat of violence"
                 if role == PROTAG and any(c.dep_ == "det" and c.lower_ == "no" for c in tok.children):
                     role = "neg"
                 if role is not None:
@@ -600,6 +605,44 @@ class Analysis:
         if tok in rest and len(rest) <= 3:
             return _Hit(PROTAG, tok)
         return None
+
+    @property
+    def _note(self) -> bool:
+        """A decision note or a report about one person (field labels, a case subject, a post)."""
+        if not hasattr(self, "_is_note"):
+            d = self.d
+            self._is_note = bool(d.colon) or any(lemma(t) in ARTEFACTS | {"applicant", "candidate", "claimant"}
+                                                 for t in d.toks)
+        return self._is_note
+
+    @property
+    def _threatened(self) -> bool:
+        """Does the text make the protagonist the target of threats ("threats she received", "the author is the
+        target of those threats", "he threatened her")? Then a note's threats are not hers."""
+        if not hasattr(self, "_target"):
+            d = self.d
+            self._target = False
+            for t in d.toks:
+                if lemma(t) in ("receive", "get", "target", "victim", "recipient") and (
+                        any(c.dep_ in ("nsubj", "nsubjpass") and d.role(c) == PROTAG for c in t.children)
+                        or t.dep_ in ("attr", "relcl") and d.role(t.head) in (PROTAG,) or t.dep_ == "attr" and any(
+                            c.dep_ == "nsubj" and d.role(c) == PROTAG for c in t.head.children)):
+                    self._target = True
+                if lemma(t) == "threaten" and any(c.dep_ == "dobj" and d.role(c) == PROTAG for c in t.children):
+                    self._target = True
+        return self._target
+
+    def _aimed_at_protagonist(self, noun) -> bool:
+        """"threats against him", "threats he received": the protagonist is the target."""
+        targets = v1._prep_objs(noun, {"against", "to", "toward", "towards"})
+        if any(self.d.role(t) == PROTAG for t in targets):
+            return True
+        return lemma(noun.head) in ("receive", "get", "face", "suffer", "report", "fear") and any(
+            c.dep_ == "nsubj" and self.d.role(c) == PROTAG for c in noun.head.children)
+
+    def _negated_noun(self, noun) -> bool:
+        return any(c.lower_ in ("no", "any") for c in noun.children) and (
+            self.d.negated(noun.head) or any(c.lower_ == "no" for c in noun.children)) or self.d.negated(noun.head)
 
     def _joined(self, tok) -> str | None:
         groups = [o for o in v1._obj(tok) if lemma(o) in ("gang", "militia", "cartel", "mafia", "mob", "cell",
