@@ -11,10 +11,12 @@ identity-referenced person or group, or for a text that names no identity the pe
   for a generic person noun ("the man", "the youth") the most salient entity of matching gender; "the
   latter" / "the former" the last / first of the two entities last mentioned; "another"/"other"/"second"
   start a new entity; an indefinite noun phrase is a new entity.
-- Pronouns go to the most salient earlier entity that agrees in number and gender (Lappin & Leass-style
-  salience: subjects over objects over the rest, halved per sentence back, three sentences at most), never
-  to the subject of their own clause for a non-reflexive object; "they" with no plural antecedent is the
-  latest coordination ("Karim and his brother") or group.
+- Pronouns go to the most salient earlier entity of matching gender (Lappin & Leass-style salience:
+  subjects over objects over the rest, halved per sentence back, three sentences at most; the protagonist,
+  the discourse topic, fades slower; number disagreement weighs a third, since spaCy's small model mis-tags
+  number), never to the subject of their own clause for a non-reflexive object, never to the narrator or
+  the current speaker; after an answer line ("Final answer:") only to entities of the answer or the
+  protagonist.
 - Inside a quotation, I/me/my/we are the speaker (the subject of a speech verb next to the quote, or the
   `Name:` of a script line), "you" the addressee (the object of tell/ask/shout at, else the other speaker),
   and he/she/they someone other than the speaker.
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from mirage.label import parse as v1
-from mirage.label.wordnet_classes import strong, weak
+from mirage.label.wordnet_classes import strong
 
 _TURN = re.compile(r"^[ \t*]*([A-Z][\w'’. -]{0,24}?)\**:[ \t]+(\S.*)$", re.MULTILINE)
 _QUOTATION = re.compile(r"[\"“«]([^\"“”«»]+?)[\"”»]|(?:^|(?<=[\s(\[—–-]))['‘]((?:[^'‘’\n]|['’](?=[A-Za-z]))+?)['’]"
@@ -105,7 +107,6 @@ class Entity:
     gender: str | None = None  # "m" / "f"
     plural: bool = False
     singular: bool = False
-    members: tuple[int, ...] = ()  # a coordination's entities ("Karim and his brother" -> they)
 
 
 def _gender_of_noun(lemma: str) -> str | None:
@@ -648,7 +649,7 @@ class Discourse(v1._Doc):
             return e.id not in exclude and (not gender or e.gender in (None, gender))
 
         def agrees(e: Entity) -> bool:  # number agreement weighs, but a mis-tagged noun must not veto it
-            return e.plural or bool(e.members) if plural else e.singular or not e.plural
+            return e.plural if plural else e.singular or not e.plural
 
         prefer = None
         head = pron.head.lemma_.lower()
@@ -834,7 +835,3 @@ class Discourse(v1._Doc):
                 and not t.is_space]
         lead = [t for t in lead if not self.field_label(t)]
         return not lead and first.dep_ in ("ROOT", "acl", "parataxis", "dep", "appos", "conj", "advcl")
-
-
-def weak_or_strong(name: str) -> frozenset[str]:
-    return strong(name) | weak(name)

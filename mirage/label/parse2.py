@@ -97,7 +97,6 @@ ALLEGATIONS = frozenset({"claim", "allegation", "accusation", "complaint", "char
                          "report", "conviction", "suspicion"})
 DENIAL_VERBS = frozenset({"deny", "dispute", "reject", "protest", "contest", "refute", "insist"})
 CONDITIONAL_MARKS = frozenset({"if", "unless", "whether", "lest"})
-MODAL_HEDGES = frozenset({"might", "may", "could"})
 ROBBERY_VERBS = frozenset({"hit", "raid", "knock_over", "stick_up", "hold_up", "turn_over", "do_over", "storm"})
 BUSINESSES = frozenset({"shop", "store", "bank", "jeweller", "jeweler", "jewellery", "jewelry", "pharmacy", "station",
                         "office", "supermarket", "bookmaker", "bookie", "kiosk", "garage", "warehouse", "till",
