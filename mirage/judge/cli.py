@@ -76,7 +76,7 @@ def _split_table(by_split: dict) -> str:
               show_default=True,
               help="Gold JSONL (repeatable; each file is a named set): text, label (0/1), optional reasoning, language "
                    "(default en), cat, id, split (dev|heldout), shape, condition. `[ID]` / `[ID:form]` in text is "
-                   "filled with every identity's form (identities.yaml). Format: data/judge/README.md.")
+                   "filled with every identity's form (identities.yaml). Format: docs/judge.md.")
 @click.option("--judge", "judge_name", help="parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
                                              "store) or jury:A,B,C (majority vote). Default: label.judge in --params.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.judge_dir('{judge}')}]")

@@ -1,6 +1,6 @@
 """Read a gold JSONL file and instantiate its identity placeholders once per identity (identities.yaml).
 
-Row fields (data/judge/README.md): `text` (str), `label` (0/1), optional `reasoning` (str: why the label,
+Row fields (docs/judge.md): `text` (str), `label` (0/1), optional `reasoning` (str: why the label,
 shown with misclassified rows), `language` (default `en`; `ar`, `ar-msa`, `ar-egy`, `ar-lev`, `ar-mag`, ...
 use the Arabic forms), `cat` (str), `id` (str), `split` (`dev` | `heldout`), `shape` (str: c1-continuation,
 c2-reasoning, c3-moderation, news, story, ...), `condition` (`C1` | `C2` | `C3`; derived from `shape` when
