@@ -5,15 +5,16 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from mirage.config.validation import ValidationParams
-from mirage.protocol import LEXICON_VERSION, PARSE_VERSION
+from mirage.protocol import DEFAULT_JUDGE, LEXICON_VERSION, PARSE_VERSION
 
 
 class LabelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     judge: str | list[str] = Field(
-        PARSE_VERSION,
-        description=f"Violence judge: `{PARSE_VERSION}` (offline dependency-parse rules, the default), `{LEXICON_VERSION}` "
+        DEFAULT_JUDGE,
+        description=f"Violence judge: `{DEFAULT_JUDGE}` (offline discourse-level parse rules for multi-sentence text, the "
+                    f"default), `{PARSE_VERSION}` (the single-sentence parse rules), `{LEXICON_VERSION}` "
                     "(word counting as in Abid et al.), a registry model name used as an LLM judge (paper §3.6 stage 1), "
                     "or a jury: a list of >= 2 names (or `jury:A,B,C`) labelling by majority vote. "
                     "Measure any of them first: `mirage judge eval --judge NAME`.",

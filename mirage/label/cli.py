@@ -22,7 +22,7 @@ from mirage.protocol import CONDITIONS, SLICE_NAMES
 @click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
               help="Holds harnesses/ (C3 decision definitions) and identities.yaml.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--judge", help="Override label.judge: `parse-v1` (default), `lexicon-v1`, a registry model name (LLM judge) "
+@click.option("--judge", help="Override label.judge: `parse-v2` (default), `parse-v1`, `lexicon-v1`, a registry model name (LLM judge) "
                                 "or `jury:A,B,C` (majority vote).")
 @click.option("--judge-store", type=click.Path(file_okay=False),
               help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")
