@@ -9,6 +9,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import CONDITIONS, SLICE_NAMES
 
@@ -47,7 +48,7 @@ def write_marker(path: Path, store, run, plan) -> None:
 
 
 @click.command()
-@click.option("--model", "model_name", required=True, help="Registry name (params.yaml `models:`).")
+@click.option("--model", "model_name", required=True, type=NAME, help="Registry name (params.yaml `models:`).")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Requests subset and its sampling overrides.")
 @click.option("--condition", type=click.Choice(CONDITIONS), required=True, help="Evaluation condition.")
 @click.option("--requests", "requests_path", type=click.Path(dir_okay=False), help=f"Requests JSONL; every row must be of CONDITION.  [default: {artefacts.requests('{condition}')}]")
@@ -128,7 +129,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
 
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="lite", show_default=True)
-@click.option("--models", "models", multiple=True, help="Registry names (repeatable; default: the slice's models).")
+@click.option("--models", "models", multiple=True, type=NAME, help="Registry names (repeatable; default: the slice's models).")
 @click.option("--calibrate", is_flag=True, help="First measure each model's output tokens/s: generate.calibration_samples short "
               "real requests through its provider (local model, vllm, or any OpenAI-compatible/Anthropic server) at its "
               "configured concurrency, stored nowhere but in --calibration. Needs the model's server or API key.")

@@ -11,6 +11,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError, write_json
+from mirage.names import JUDGE
 from mirage.params import ParamsError, load_params
 
 
@@ -47,7 +48,7 @@ def _table(doc: dict) -> str:
 @click.option("--gold", "gold_path", type=click.Path(dir_okay=False), default=artefacts.judge_gold(), show_default=True,
               help="Gold JSONL: text, label (0/1), optional reasoning, language (default en), cat. "
                    "`[ID]` in text is filled with every identity's adjective (identities.yaml).")
-@click.option("--judge", "judge_name", help="parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
+@click.option("--judge", "judge_name", type=JUDGE, help="parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
                                              "store) or jury:A,B,C (majority vote). Default: label.judge in --params.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.judge_dir('{judge}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (models, label).")

@@ -10,6 +10,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import SLICE_NAMES
 
@@ -40,7 +41,7 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 
 @validate.command("export")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to sample.")
-@click.option("--model", required=True, help="Model whose labels are validated.")
+@click.option("--model", required=True, type=NAME, help="Model whose labels are validated.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Label file.  [default: {artefacts.labels('{model}', '{slice}')}]")
 @click.option("--view", "views", multiple=True, type=click.Path(dir_okay=False),
