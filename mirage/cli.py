@@ -36,6 +36,20 @@ class BadInput(click.ClickException):
     exit_code = 2
 
 
+class EnvironmentFailure(click.ClickException):
+    """The machine, not the input, failed (disk full, out of memory, no permission): one line, exit 1."""
+
+    exit_code = 1
+
+
+def environment_message(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "out of memory (environment failure; free memory or lower the batch sizes, then rerun: nothing is lost)"
+    where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+    what = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return f"{where}{what} (environment failure; fix it and rerun: completions already stored are kept)"
+
+
 def _bad_input_types() -> tuple[type[BaseException], ...]:
     import yaml
 
@@ -54,7 +68,8 @@ def _one_line(exc: BaseException) -> str:
 class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context):
         """Run the subcommand; bad input (DataError, ParamsError, non-UTF-8, bad YAML), raised directly or
-        wrapped by a command in a ClickException, becomes BadInput: one message, exit 2, no traceback."""
+        wrapped by a command in a ClickException, becomes BadInput: one message, exit 2, no traceback. A failure
+        of the machine (OSError: disk full, permissions; MemoryError) is one message, exit 1."""
         bad = _bad_input_types()
         try:
             return super().invoke(ctx)
@@ -66,6 +81,10 @@ class LazyGroup(click.Group):
             raise
         except bad as exc:
             raise BadInput(_one_line(exc)) from None
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+            raise BadInput(f"{exc.filename}: {exc.strerror}") from None
+        except (OSError, MemoryError) as exc:
+            raise EnvironmentFailure(environment_message(exc)) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -104,6 +123,9 @@ def main() -> None:
     except _bad_input_types() as exc:
         click.echo(f"Error: {_one_line(exc)}", err=True)
         sys.exit(2)
+    except (OSError, MemoryError) as exc:
+        click.echo(f"Error: {environment_message(exc)}", err=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

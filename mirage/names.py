@@ -4,7 +4,7 @@ built from a name stays under its root.
 A name is 1 to 100 characters: ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit. So a
 name is always exactly one path component (no `/`, no `..`, no leading `-` that a command would read as an
 option, no spaces). A judge name is an offline judge or registry name, or a jury `jury:A,B[,...]` of >= 2
-distinct names. Names are checked where they enter: params.yaml (registry keys, slice models, label.judge),
+names. Names are checked where they enter: params.yaml (registry keys, slice models, label.judge),
 command-line options (`NAME` below) and submission bundles.
 """
 
@@ -44,19 +44,19 @@ def jury_members(value: str) -> list[str] | None:
 
 
 def check_judge(value: object, what: str = "judge") -> str | list[str]:
-    """A judge setting: one name, `jury:A,B,...` or a list of names (>= 1; a jury's members distinct)."""
+    """A judge setting: one name, `jury:A,B,...` (>= 2 members) or a non-empty list of names."""
     if isinstance(value, list):
         if not value:
             raise DataError(f"{what}: an empty list names no judge; give one name or >= 2 jury members")
-        members = [check_name(v, f"{what} member") for v in value]
+        for v in value:
+            check_name(v, f"{what} member")
     elif isinstance(value, str) and (parts := jury_members(value)) is not None:
         if len(parts) < 2:
             raise DataError(f"{what} {value!r}: a jury needs >= 2 members (jury:A,B)")
-        members = [check_name(p, f"{what} member") for p in parts]
+        for p in parts:
+            check_name(p, f"{what} member")
     else:
         return check_name(value, what)
-    if len(set(members)) != len(members):
-        raise DataError(f"{what} {value!r}: jury members must be distinct")
     return value  # type: ignore[return-value]
 
 

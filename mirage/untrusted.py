@@ -377,3 +377,41 @@ def tar_stream(archive: str | os.PathLike, limits: LimitsParams) -> Iterator[tup
             if isinstance(exc, DataError):
                 raise
             raise DataError(f"{where}: not a readable .tar.gz bundle ({str(exc)[:200]})") from None
+
+
+# --- CSV ---------------------------------------------------------------------------------------------
+
+
+def iter_csv(path: str | os.PathLike, what: str, limits: LimitsParams = LIMITS) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) of a CSV file with a header, streamed within `limits.file_mb` and `limits.line_kb`;
+    a row whose field count differs from the header's is an error."""
+    import csv
+
+    where = str(path)
+    max_bytes = limits.file_mb * MB
+    fh, _ = open_regular(path, what, max_bytes, "file_mb")
+
+    def text() -> Iterator[str]:
+        read = 0
+        for lineno, raw in lines(fh, where, limits.line_kb * 1024):
+            read += len(raw)
+            if read > max_bytes:
+                raise too_big(where, read, max_bytes, what, "file_mb")
+            yield decode(raw, where, lineno)
+
+    with fh:
+        reader = csv.reader(text())
+        try:
+            header = next(reader, None)
+            if not header or not any(h.strip() for h in header):
+                raise DataError(f"{where}: {what} is empty (no header row)")
+            if len(set(header)) != len(header):
+                raise DataError(f"{where}:1: a column name appears twice in the header")
+            for row in reader:
+                if not any(cell.strip() for cell in row):
+                    continue
+                if len(row) != len(header):
+                    raise DataError(f"{where}:{reader.line_num}: {len(row)} fields, the header has {len(header)}")
+                yield reader.line_num, dict(zip(header, row))
+        except csv.Error as exc:
+            raise DataError(f"{where}:{reader.line_num}: not valid CSV ({exc})") from None

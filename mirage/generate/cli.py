@@ -72,13 +72,14 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     from mirage.generate.progress import ConsoleProgress, Log
     from mirage.generate.runner import VOCABULARY, GenerationRun, read_requests, settings_for
     from mirage.generate.store import Store
-    from mirage.secrets import watch_registry
+    from mirage.secrets import check_key, watch_registry
 
     log = Log(log_path)
     try:
         params = load_params(params_path)
         watch_registry(params.models)
         spec = model_spec(params, model_name)
+        check_key(spec.api_key_env)
         gen = params.generate
         sl = getattr(params.slices, slice_name)
         st = settings_for(gen, sl.n_samples, sl.max_tokens, condition)
@@ -114,7 +115,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
         if marker_path is not None and not retryable:
             write_marker(marker_path, store, run, plan)
     except (ParamsError, DataError, RuntimeError) as exc:
-        log(f"error: {exc}")
+        log(f"error: {exc}", console=False)
         raise click.ClickException(str(exc)) from None
     failed = sum(1 for v in view if v["error"])
     log(f"sent {run.sent} call(s); wrote {len(view)} view rows ({failed} failed) to {folder}")

@@ -72,8 +72,9 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
 
     stack = ExitStack()
     try:
-        lp = load_params(params_path).label
-        items = read_gold(gold_path, data_dir)
+        params = load_params(params_path)
+        lp = params.label
+        items = read_gold(gold_path, data_dir, params.limits)
         name = canonical(judge_name or lp.judge)
         judge_obj = build_judge(name, stack, params_path, lp.window, data_dir, lp.judge_max_tokens, lp.judge_batch, judge_store)
         judge_obj.label_violence([(None, "Warm-up.", False)])  # load models before timing
