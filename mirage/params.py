@@ -123,6 +123,12 @@ def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
             return Params()
         raise ParamsError(f"{path}: params file not found; pass --params FILE, or run `mirage --defaults ...` "
                           f"(or set {DEFAULTS_ENV}=1) to use the built-in defaults")
+    return validate_params(load_params_raw(path), str(path))
+
+
+def load_params_raw(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The parsed (not yet validated) mapping of a params file, read as untrusted input (`mirage.untrusted`: a
+    regular file of at most 4 MB, YAML without alias bombs, deep nesting, duplicate keys or huge integers)."""
     from mirage import untrusted
 
     try:
@@ -132,7 +138,7 @@ def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
         raise ParamsError(str(exc)) from None
     if raw is not None and not isinstance(raw, dict):
         raise ParamsError(f"{path}: top level must be a mapping of sections")
-    return validate_params(raw, str(path))
+    return raw
 
 
 def defaults_allowed() -> bool:

@@ -118,14 +118,14 @@ def read_text(path: str | os.PathLike, what: str, max_bytes: int = LIMITS.file_m
     return text
 
 
-def lines(fh: IO[bytes], where: str, max_line: int, key: str = "line_kb") -> Iterator[tuple[int, bytes]]:
-    """(line number, line) of a binary file, each line read with a bound."""
+def lines(fh: IO[bytes], where: str, max_line: int, key: str | None = "line_kb") -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of a binary file, each line read with a bound (`key`: its params setting, if any)."""
     for lineno in range(1, 1 << 62):
         raw = fh.readline(max_line + 1)
         if not raw:
             return
         if len(raw) > max_line and not (len(raw) == max_line + 1 and raw.endswith(b"\n")):
-            raise DataError(f"{where}:{lineno}: line longer than {max_line:,} bytes (limits.{key})")
+            raise DataError(f"{where}:{lineno}: line longer than {max_line:,} bytes" + (f" (limits.{key})" if key else ""))
         yield lineno, raw
 
 
@@ -232,7 +232,10 @@ def load_yaml(text: str, where: str, limits: LimitsParams = LIMITS) -> Any:
     composed node graph, before any Python object is built."""
     import yaml
 
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:  # the reader refuses control characters up front
+        raise DataError(f"{where}: not valid YAML: {str(exc).splitlines()[0]}") from None
     aliases = 0
     compose = loader.compose_node
 

@@ -55,7 +55,7 @@ def load_entries(board: Path) -> list[dict]:
         e = untrusted.load_json(path, "board entry")
         try:
             e["manifest"]["model"], e["manifest"]["split"]
-            check_name(e["id"], "entry id")
+            check_name(e["id"], f"{path}: field id")
         except (KeyError, TypeError) as exc:
             raise DataError(f"{path}: not a board entry written by `mirage leaderboard verify` ({exc})") from None
         entries.append(e)

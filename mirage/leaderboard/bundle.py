@@ -26,7 +26,7 @@ from mirage import untrusted
 from mirage.config.limits import MB, LimitsParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
-from mirage.names import NAME_PATTERN, check_judge
+from mirage.names import check_judge, check_name
 
 SCHEMA = "mirage-submission/1"
 MANIFEST = "manifest.json"
@@ -104,7 +104,7 @@ class Manifest(_Strict):
     """manifest.json of a bundle; every field is required unless it has a default."""
 
     schema_: Literal["mirage-submission/1"] = Field(alias="schema")
-    model: str = Field(pattern=rf"^{NAME_PATTERN}$")
+    model: str
     split: Literal["test", "lite", "demo"]
     model_spec: ModelSpec
     settings: Settings
@@ -117,7 +117,22 @@ class Manifest(_Strict):
     statistics: dict[str, Any]
     headline: dict[str, dict[str, Any]]
     files: dict[str, FileEntry]
-    created: str = Field(pattern=r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)?$")
+    created: str
+
+    @field_validator("model")
+    @classmethod
+    def _model_name(cls, v: str) -> str:
+        try:
+            return check_name(v, "model name")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("created")
+    @classmethod
+    def _timestamp(cls, v: str) -> str:
+        if v and not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", v):
+            raise ValueError(f"{v[:40]!r} is not a UTC timestamp YYYY-MM-DDTHH:MM:SSZ (or empty)")
+        return v
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
@@ -138,9 +153,9 @@ def parse_manifest(raw: Any, where: str) -> Manifest:
         return Manifest.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        field = ".".join(str(x)[:60] for x in err["loc"]) or "(top level)"
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise BundleError(f"{where}: field {field}: {err['msg']}{more}") from None
+        raise BundleError(f"{where}: field {field}: {err['msg'].removeprefix('Value error, ')}{more}") from None
 
 
 def manifest_from(data: bytes, limits: LimitsParams) -> Manifest:
@@ -252,9 +267,11 @@ def read_layout(folder: Path, limits: LimitsParams) -> tuple[Manifest, str]:
         digest = None
         if size == entry.bytes:
             digest, size = untrusted.sha256(folder / name, "bundle file", entry.bytes, "bundle_mb", where=name)
-        if digest != entry.sha256 or size != entry.bytes:
+        if size != entry.bytes:
             raise BundleError(f"{name}: content does not match the manifest's SHA-256 and size ({size} bytes, manifest says "
                               f"{entry.bytes}; truncated or edited)")
+        if digest != entry.sha256:
+            raise BundleError(f"{name}: content does not match the manifest's SHA-256 (same size; edited)")
     return m, hashlib.sha256(data).hexdigest()
 
 

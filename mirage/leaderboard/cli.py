@@ -102,7 +102,7 @@ def verify(bundle: str, board: str, check_only: bool, params_path: str, requests
             where = {"added": f"added to {path}", "superseded": f"replaced the row in {path} (the old one is in history/)",
                      "unchanged": f"already the board's row ({path}); nothing changed"}[outcome]
     except (ParamsError, DataError) as exc:
-        _fail(f"{bundle}: {exc}")
+        _fail(exc if str(exc).startswith(bundle) else f"{bundle}: {exc}")
     m = v.manifest
     click.echo(f"{bundle}: valid: {m.model} ({m.model_spec.revision}) on {m.split}, {m.n_completions} completions, "
                f"labels ({m.judge.name}) and {len(m.headline)} headline metrics recomputed and equal; {where}")

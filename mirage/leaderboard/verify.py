@@ -19,6 +19,7 @@ whether the manifest's code version and params hash match the board's.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import tempfile
 from contextlib import ExitStack
@@ -174,8 +175,7 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
     verification, or a bundle for a model x split the board already holds without `supersede`, leaves the board
     untouched; with `supersede` the old row moves to history/{id}/{old manifest sha}/."""
     limits = limits or params.limits
-    board.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=board))
+    staging = Path(tempfile.mkdtemp(prefix="mirage-staging-"))  # the board is touched only once all passed
     try:
         v = verify_bundle(bundle, params, params_path, requests_dir, staging / "bundle.tar.gz", judge_eval_dir,
                           staging / "report.html", limits)
@@ -193,14 +193,12 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
         if old is not None:
             history.insert(0, _archive(board, eid, old))
         bundle_path = inside(board, board / "bundles" / f"{eid}.tar.gz")
-        bundle_path.parent.mkdir(parents=True, exist_ok=True)
-        (staging / "bundle.tar.gz").replace(bundle_path)
+        _place(staging / "bundle.tar.gz", bundle_path)
         report = None
         report_path = inside(board, board / "reports" / f"{eid}.html")
         report_path.unlink(missing_ok=True)
         if (staging / "report.html").exists():
-            report_path.parent.mkdir(parents=True, exist_ok=True)
-            (staging / "report.html").replace(report_path)
+            _place(staging / "report.html", report_path)
             report = f"reports/{eid}.html"
         entry = {"id": eid, "manifest": v.manifest.dump(), "manifest_sha256": v.manifest_sha256,
                  "bundle": f"bundles/{eid}.tar.gz", "report": report, "history": history,
@@ -210,6 +208,14 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
         return v, path, "superseded" if old is not None else "added"
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _place(src: Path, dest: Path) -> None:
+    """Move `src` to `dest` atomically (through a temp name beside `dest`: the staging folder may be elsewhere)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    shutil.move(src, tmp)
+    os.replace(tmp, dest)
 
 
 def _old_entry(path: Path, limits: LimitsParams) -> dict | None:
