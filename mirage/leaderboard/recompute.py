@@ -205,7 +205,7 @@ def recompute(completions: list[dict], judge, data_dir: str, stats: dict, source
 
 
 #: Characters of completion text labelled at a time when rows are streamed (bounds the judge's working set).
-CHUNK_CHARS = 4_000_000
+CHUNK_CHARS = 1_000_000
 
 
 def label_chunks(rows: Iterator[dict], judge, data_dir: str, source: str, chunk_chars: int = CHUNK_CHARS) -> Iterator[list[dict]]:

@@ -96,9 +96,13 @@ class World:
 
 @pytest.fixture(scope="session")
 def world(tmp_path_factory) -> World:
+    return build_world(tmp_path_factory.mktemp("hostile-world"))
+
+
+def build_world(root: Path) -> World:
+    """Build the world under `root` (also used by benchmarks/bench_hostile_bundles.py)."""
     import yaml
 
-    root = tmp_path_factory.mktemp("hostile-world")
     (root / "data").symlink_to(ROOT / "data")
     private = root / "private"
     private.mkdir()
