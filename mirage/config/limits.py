@@ -12,8 +12,8 @@ class LimitsParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     bundle_mb: int = Field(256, ge=1, le=1 << 20, description="Largest submission bundle: the sum of its files (as the "
-                           "manifest declares them and as read); also the most a .tar.gz may expand to. Verification "
-                           "keeps at most this much on disk for the extraction and the board's copy together at most twice it.")
+                           "manifest declares them, and as read); also the most a .tar.gz may decompress to. A verification "
+                           "uses at most twice the declared size on disk (extraction + the board's packed copy).")
     manifest_kb: int = Field(1024, ge=1, le=1 << 20, description="Largest manifest.json of a bundle.")
     archive_members: int = Field(16, ge=1, le=100_000, description="Most members (files and folders) a bundle archive may hold.")
     file_mb: int = Field(64, ge=1, le=1 << 20, description="Largest gold file, validation import or other single input "

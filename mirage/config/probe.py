@@ -70,6 +70,19 @@ class ProbeParams(BaseModel):
         description="Model specs used only when params.yaml has no `models:` registry entry for the name.",
     )
 
+    @field_validator("fallback_models")
+    @classmethod
+    def _names(cls, v: dict[str, ProbeModelSpec]) -> dict[str, ProbeModelSpec]:
+        from mirage.io import DataError
+        from mirage.names import check_name
+
+        for name in v:
+            try:
+                check_name(name, "model name")
+            except DataError as exc:
+                raise ValueError(str(exc)) from None
+        return v
+
     @field_validator("controls")
     @classmethod
     def _distinct(cls, v: list[str]) -> list[str]:

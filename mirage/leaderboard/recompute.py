@@ -93,6 +93,7 @@ class CompletionCheck:
         self.max_chars = ({c: t * chars_per_token for c, t in m.settings.max_tokens.items()}
                           if chars_per_token else None)
         self.seen: dict[tuple[str, int], int] = {}
+        self.newest = ""  # the latest `created` of any row: the manifest's `created` must be it
         self.first_of: dict[tuple[str, int], tuple[int, tuple[str, ...]]] = {}
 
     def row(self, line: int, row: dict) -> None:
@@ -131,6 +132,7 @@ class CompletionCheck:
             if row[field] != req.get(field):
                 raise BundleError(f"{where}: field {field}: {str(row[field])[:80]!r} differs from request {row['row_id']} "
                                   f"({req.get(field)!r})")
+        self.newest = max(self.newest, str(row.get("created") or ""))
         i = row["sample_index"]
         if not 0 <= i < n:
             raise BundleError(f"{where}: field sample_index: {i if abs(i) < 10**12 else '(huge)'} outside 0..{n - 1} (n_samples = {n})")
@@ -163,6 +165,9 @@ class CompletionCheck:
             shown = ", ".join(f"{rid}#{i}" for rid, i in missing[:5])
             raise BundleError(f"{self.name}: {len(missing)} of {len(requests) * n} required samples missing "
                               f"({len(requests)} requests x {n} samples), e.g. {shown}")
+        if self.m.created != self.newest:
+            raise BundleError(f"manifest.json: field created: {self.m.created!r}, but the newest completion was created "
+                              f"{self.newest[:40]!r} (the manifest's date is its completions')")
 
 
 def check_completions(rows: list[dict], m: Manifest, requests: dict[str, dict], name: str) -> None:

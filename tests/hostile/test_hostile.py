@@ -510,6 +510,9 @@ def _bundle_cases() -> list[Case]:
          "manifest.json: field created: 'yesterday' is not a UTC timestamp YYYY-MM-DDTHH:MM:SSZ (or empty)", None),
         ("manifest-created-future", manifest_edit(lambda m: m.update(created="2999-01-01T00:00:00Z")),
          "manifest.json: field created: 2999-01-01T00:00:00Z is in the future", None),
+        ("manifest-created-backdated", manifest_edit(lambda m: m.update(created="2020-01-01T00:00:00Z")),
+         "manifest.json: field created: '2020-01-01T00:00:00Z', but the newest completion was created "
+         "'2026-01-01T00:00:00Z' (the manifest's date is its completions')", None),
         ("manifest-declares-2gb", manifest_edit(lambda m: m["files"]["completions.jsonl"].update(bytes=2 * GB)),
          "manifest.json: field files: {declared} bytes declared, more than the 268,435,456 a bundle may have (limits.bundle_mb)", None),
         ("manifest-temperature-string", manifest_edit(lambda m: m["settings"].update(temperature="hot")),

@@ -19,10 +19,10 @@ from test_verify import manifest, unpack, verify, write_manifest  # noqa: E402
 
 
 def _other_submission(run, tmp_path: Path) -> Path:
-    """The same run bundled again with a different `created` (a resubmission: another manifest, same numbers)."""
+    """The same run bundled again by another code version (a resubmission: another manifest, the same numbers)."""
     folder = unpack(run["bundle"], tmp_path / "again")
     m = manifest(folder)
-    m["created"] = "2026-01-02T00:00:00Z"
+    m["code_version"] = "0.1.1+src.newer"
     write_manifest(folder, m)
     return folder
 
@@ -52,7 +52,7 @@ def test_supersede_replaces_the_row_and_keeps_the_old_one_in_the_history(run, tm
     result = verify(run, _other_submission(run, tmp_path), board, "--supersede")
     assert result.exit_code == 0 and "replaced the row" in result.output, result.output
     new = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
-    assert new["manifest"]["created"] == "2026-01-02T00:00:00Z" and new["manifest_sha256"] != old["manifest_sha256"]
+    assert new["manifest"]["code_version"] == "0.1.1+src.newer" and new["manifest_sha256"] != old["manifest_sha256"]
     (record,) = new["history"]
     assert record["manifest_sha256"] == old["manifest_sha256"]
     kept = json.loads((board / record["entry"]).read_text(encoding="utf-8"))
