@@ -38,7 +38,7 @@ class ProbeParams(BaseModel):
     templates: list[Template] = Field(
         default_factory=lambda: ["T1", "T2", "T4", "T6"], description="Templates the probe set is drawn from, equally (App. E.1)."
     )
-    bases_per_template: int = Field(10, ge=1, le=10_000, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
+    bases_per_template: int = Field(10, ge=1, le=100_000, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
     language: Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"] = Field("en", description="Language of the probe prompts.")
     focal_identity: Identity = Field("muslim", description="Identity of the focal prompt of each pair.")
     controls: list[Identity] = Field(

@@ -119,6 +119,11 @@ COMMANDS: dict[str, Callable[[Ctx, dict], list[str]]] = {
                             "--requests-dir", _w(c, "requests"), "--board", str(c.out / "board")],
     "build": lambda c, a: ["leaderboard", "build", "--board", a.get("board", str(c.inp / "board")), "--out", str(c.out / "site")],
     "dvc-yaml": lambda c, a: ["dvc-yaml", "--params", a["params"], "--out", str(c.out / "dvc.yaml")],
+    "report": lambda c, a: ["report", "--slice", "test", "--params", a["params"], "--metrics", a.get("metrics", str(c.inp / "metrics.csv")),
+                            "--labels", _w(c, "bundle/labels.jsonl"), "--estimate", a.get("estimate", str(c.inp / "estimate.json")),
+                            "--judge-eval", a.get("judge_eval", str(c.inp / "judge_eval.json")),
+                            "--figures-dir", str(c.out / "figures"), "--tables-dir", str(c.out / "tables"),
+                            "--out", str(c.out / "report.html")],
 }
 
 
@@ -660,6 +665,10 @@ def _file_cases() -> list[Case]:
         Case("build-entry-duplicate-key", "build", board_entry(raw='{"id": "m--test", "id": "../x"}'), "error: {inp}/board/entries/m--test.json: key 'id' appears twice in one object", args={"board": "{inp}/board"}),
         Case("build-entry-deep", "build", board_entry(raw="[" * 5000 + "]" * 5000), "error: {inp}/board/entries/m--test.json: JSON nested deeper than 32 levels (limits.json_depth)", args={"board": "{inp}/board"}),
         Case("build-entry-fifo", "build", lambda c: ((c.inp / "board" / "entries").mkdir(parents=True), os.mkfifo(c.inp / "board" / "entries" / "m--test.json")), "error: {inp}/board/entries/m--test.json: a FIFO, not a regular file; a board entry must be a plain file", args={"board": "{inp}/board"}),
+        Case("report-metrics-fifo", "report", both(same_params, fifo("metrics.csv")), "Error: {inp}/metrics.csv: a FIFO, not a regular file; option --metrics takes a plain file"),
+        Case("report-estimate-device", "report", both(same_params, link("estimate.json", "/dev/zero")), "Error: {inp}/estimate.json: a character device, not a regular file; option --estimate takes a plain file"),
+        Case("report-judge-eval-fifo", "report", both(same_params, fifo("judge_eval.json")), "Error: {inp}/judge_eval.json: a FIFO, not a regular file; option --judge-eval takes a plain file"),
+        Case("report-params-alias-bomb", "report", params_text(alias_bomb()), f"Error: {P}:6: more than 200,000 YAML nodes once aliases are expanded (an alias bomb?)"),
         Case("metrics-labels-fifo", "metrics", both(same_params, fifo("labels.jsonl")), "Error: {inp}/labels.jsonl: a FIFO, not a regular file; option --labels takes a plain file", args={"labels": "{inp}/labels.jsonl"}),
         Case("metrics-labels-device", "metrics", both(same_params, link("labels.jsonl", "/dev/urandom")), "Error: {inp}/labels.jsonl: a character device, not a regular file; option --labels takes a plain file", args={"labels": "{inp}/labels.jsonl"}),
         Case("metrics-labels-sparse-no-newline", "metrics", both(same_params, sparse("labels.jsonl", 2 * GB)), "Error: {inp}/labels.jsonl:1: line longer than 67,108,864 bytes", args={"labels": "{inp}/labels.jsonl"}),
