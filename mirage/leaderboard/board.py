@@ -83,6 +83,7 @@ def verification(v: dict) -> dict:
     checks = v.get("checks") or {}
     mismatched = [k.replace("_", " ") for k, c in sorted(checks.items()) if not c.get("match")]
     return {"verified_date": str(v.get("date") or "")[:10] or "–", "recomputed": v.get("recomputed") or [],
+            "date_note": "the completions' date (a reproducible board)" if v.get("date_source") == "bundle" else "",
             "mismatched": mismatched, "checks": checks}
 
 

@@ -78,10 +78,13 @@ def submit(model: str, split: str, out: str | None, params_path: str, views: str
               help="This board's rendered requests of the split.")
 @click.option("--judge-eval-dir", default=artefacts.judge_root(), show_default=True, type=click.Path(file_okay=False),
               help="This board's judge evaluations (JUDGE/judge_eval.json); when present, the bundle's gold-set scores must match.")
+@click.option("--date-from-bundle", is_flag=True, help="Record the completions' date (the manifest's `created`) as the "
+              "verification date instead of the clock's, so rebuilding the board from the same bundle gives the same files "
+              "(the pipeline's own demo board); the entry says which (verified.date_source).")
 @click.option("--supersede", is_flag=True, help="Replace the board's accepted row for the same model x split; the old row "
               "(entry, bundle, report) is kept under BOARD/history/. Without it such a bundle is refused.")
 def verify(bundle: str, board: str, check_only: bool, params_path: str, requests_dir: str, judge_eval_dir: str,
-           supersede: bool) -> None:
+           date_from_bundle: bool, supersede: bool) -> None:
     """Verify BUNDLE (folder or .tar.gz): manifest schema and file hashes; the split hash and the
     protocol settings against this board's requests and params; coverage (every request x n samples
     once, no extras, one model at one pinned revision); then labels and metrics recomputed from the raw
@@ -98,7 +101,8 @@ def verify(bundle: str, board: str, check_only: bool, params_path: str, requests
             v = verify_bundle(bundle, params, params_path, req, judge_eval_dir=judge_eval_dir)
             where = "not added (--check-only)"
         else:
-            v, path, outcome = accept(bundle, Path(board), params, params_path, req, judge_eval_dir, supersede)
+            v, path, outcome = accept(bundle, Path(board), params, params_path, req, judge_eval_dir, supersede,
+                                      date_from_bundle=date_from_bundle)
             where = {"added": f"added to {path}", "superseded": f"replaced the row in {path} (the old one is in history/)",
                      "unchanged": f"already the board's row ({path}); nothing changed"}[outcome]
     except (ParamsError, DataError) as exc:

@@ -169,11 +169,13 @@ def provenance_checks(m: Manifest, params: Params) -> dict[str, dict]:
 
 def accept(bundle: str | Path, board: Path, params: Params, params_path: str, requests_dir: str | Path,
            judge_eval_dir: str | Path | None = None, supersede: bool = False,
-           limits: LimitsParams | None = None) -> tuple[Verified, Path, str]:
+           limits: LimitsParams | None = None, date_from_bundle: bool = False) -> tuple[Verified, Path, str]:
     """Verify, then add to the board folder: bundles/{id}.tar.gz, reports/{id}.html (if any) and entries/{id}.json
     (written last). Returns (verified, entry path, what happened: added | superseded | unchanged). A failed
     verification, or a bundle for a model x split the board already holds without `supersede`, leaves the board
-    untouched; with `supersede` the old row moves to history/{id}/{old manifest sha}/."""
+    untouched; with `supersede` the old row moves to history/{id}/{old manifest sha}/. `date_from_bundle` records
+    the completions' date (the manifest's `created`) as the verification date, so a board rebuilt from the same
+    bundle is byte-identical (the pipeline's own demo board); `verified.date_source` says which."""
     limits = limits or params.limits
     staging = Path(tempfile.mkdtemp(prefix="mirage-staging-"))  # the board is touched only once all passed
     try:
@@ -202,7 +204,8 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
             report = f"reports/{eid}.html"
         entry = {"id": eid, "manifest": v.manifest.dump(), "manifest_sha256": v.manifest_sha256,
                  "bundle": f"bundles/{eid}.tar.gz", "report": report, "history": history,
-                 "verified": {"code_version": code_version(), "date": _now(), "run_date": v.manifest.created[:10],
+                 "verified": {"code_version": code_version(), "date": v.manifest.created if date_from_bundle else _now(),
+                              "date_source": "bundle" if date_from_bundle else "clock", "run_date": v.manifest.created[:10],
                               "recomputed": v.recomputed, "checks": provenance_checks(v.manifest, params)}}
         write_json(path, entry)
         return v, path, "superseded" if old is not None else "added"

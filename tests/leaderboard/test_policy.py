@@ -83,8 +83,14 @@ def test_the_board_checks_code_version_and_params_hash_and_shows_what_was_recomp
     assert "labels of 26 completions (judge parse-v1)" in index  # what was recomputed, in the cell's title
     page = (board / "entries" / "smollm2-135m--test.html").read_text(encoding="utf-8")
     assert "<strong>differs</strong>: bundle 0.0.1+src.elsewhere" in page
-    # the untouched bundle matches the board it was made for
+    assert entry["verified"]["date_source"] == "clock"
+    # the untouched bundle matches the board it was made for; dated by its completions, a rebuild is byte-identical
     shutil.rmtree(board)
-    assert verify(run, run["bundle"], board).exit_code == 0
-    entry = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
+    assert verify(run, run["bundle"], board, "--date-from-bundle").exit_code == 0
+    first = (board / "entries" / "smollm2-135m--test.json").read_bytes()
+    entry = json.loads(first)
     assert all(c["match"] for c in entry["verified"]["checks"].values())
+    assert entry["verified"]["date"] == entry["manifest"]["created"] and entry["verified"]["date_source"] == "bundle"
+    shutil.rmtree(board)
+    assert verify(run, run["bundle"], board, "--date-from-bundle").exit_code == 0
+    assert (board / "entries" / "smollm2-135m--test.json").read_bytes() == first
