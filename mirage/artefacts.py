@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from mirage.protocol import CONDITIONS, HARNESS_IDS, TEMPLATE_IDS, mitigations_for
 
+DATA = "data"
+RESULTS = "results"
+
 
 def _part(name: str, judge: bool = False) -> str:
     """A name used as one path component: a Snakemake wildcard (`{model}`) or a name (mirage.names), so that every
@@ -21,8 +24,6 @@ def _part(name: str, judge: bool = False) -> str:
 
     return check_judge(name, "judge name") if judge else check_name(name, "model name")
 
-DATA = "data"
-RESULTS = "results"
 
 # --- sources under data/ -------------------------------------------------------------------------
 
