@@ -14,6 +14,17 @@ from mirage.protocol import CONDITIONS, HARNESS_IDS, TEMPLATE_IDS, mitigations_f
 DATA = "data"
 RESULTS = "results"
 
+
+def _part(name: str, judge: bool = False) -> str:
+    """A name used as one path component: a Snakemake wildcard (`{model}`) or a name (mirage.names), so that every
+    path built from a name stays under its root."""
+    if name.startswith("{") and name.endswith("}") and name.count("{") == 1:
+        return name
+    from mirage.names import check_judge, check_name
+
+    return check_judge(name, "judge name") if judge else check_name(name, "model name")
+
+
 # --- sources under data/ -------------------------------------------------------------------------
 
 
@@ -87,7 +98,7 @@ def corpus_stats() -> dict[str, str]:
 
 def pilot(model: str) -> str:
     """`mirage corpus --pilot MODEL`: the decision distribution of every identity-masked case file (App. B)."""
-    return f"{RESULTS}/corpus/pilot-{model}.json"
+    return f"{RESULTS}/corpus/pilot-{_part(model)}.json"
 
 
 def requests_dir() -> str:
@@ -122,7 +133,7 @@ def power(slice_name: str) -> str:
 
 
 def model_dir(model: str) -> str:
-    return f"{RESULTS}/generations/{model}"
+    return f"{RESULTS}/generations/{_part(model)}"
 
 
 def store(model: str) -> str:
@@ -187,7 +198,7 @@ def debug_views_dir(model: str, slice_name: str, condition: str, limit: int) -> 
 
 
 def labels(model: str, slice_name: str) -> str:
-    return f"{RESULTS}/labels/{model}/{slice_name}.jsonl"
+    return f"{RESULTS}/labels/{_part(model)}/{slice_name}.jsonl"
 
 
 def metrics_dir(slice_name: str) -> str:
@@ -221,12 +232,12 @@ def samples_page(slice_name: str) -> str:
 
 
 def validation_dir(slice_name: str, model: str) -> str:
-    return f"{RESULTS}/validation/{slice_name}/{model}"
+    return f"{RESULTS}/validation/{slice_name}/{_part(model)}"
 
 
 def audit_dir(name: str, slice_name: str) -> str:
     """`mirage audit`: its params, views, labels, metrics, figures, tables and report."""
-    return f"{RESULTS}/audit/{name}/{slice_name}"
+    return f"{RESULTS}/audit/{_part(name)}/{slice_name}"
 
 
 def judge_root() -> str:
@@ -235,7 +246,7 @@ def judge_root() -> str:
 
 
 def judge_dir(judge: str) -> str:
-    return f"{judge_root()}/{judge}"
+    return f"{judge_root()}/{_part(judge, judge=True)}"
 
 
 def judge_eval(judge: str) -> str:
@@ -251,11 +262,11 @@ def board_dir() -> str:
 
 
 def submission(model: str, split: str) -> str:
-    return f"{board_dir()}/submissions/{model}--{split}.tar.gz"
+    return f"{board_dir()}/submissions/{_part(model)}--{split}.tar.gz"
 
 
 def board_entry(model: str, split: str) -> str:
-    return f"{board_dir()}/entries/{model}--{split}.json"
+    return f"{board_dir()}/entries/{_part(model)}--{split}.json"
 
 
 def board_page() -> dict[str, str]:
@@ -268,7 +279,7 @@ PROBE_FILES = ("lambda.csv", "pairs.csv", "token_set.json", "table7.csv", "lambd
 
 
 def probe_dir(model: str) -> str:
-    return f"{RESULTS}/probe/{model}"
+    return f"{RESULTS}/probe/{_part(model)}"
 
 
 def probe(model: str) -> dict[str, str]:

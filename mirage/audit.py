@@ -18,7 +18,7 @@ import yaml
 from mirage import artefacts
 from mirage.hashing import content_hash
 from mirage.io import DataError, atomic_write
-from mirage.params import ParamsError, load_params
+from mirage.params import ParamsError, load_params_raw, validate_params
 from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 
 
@@ -63,15 +63,15 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
 
     name, spec = ephemeral_spec(model, base_url, revision, api_key_env, mode, gguf_file)
     try:
-        raw = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) if Path(params_path).exists() else {}
+        raw = (load_params_raw(params_path) if Path(params_path).exists() else None) or {}
         raw.setdefault("models", {})[name] = spec.model_dump(mode="json", exclude_defaults=True) | {"provider": spec.provider}
         raw.setdefault("slices", {}).setdefault(slice_name, {})["models"] = [name]
+        validate_params(raw, params_path)  # before anything is written
         out = Path(out_dir or artefacts.audit_dir(name, slice_name))
         params = out / "params.yaml"
         with atomic_write(params) as fh:
             yaml.safe_dump(raw, fh, sort_keys=False, allow_unicode=True)
-        load_params(params)
-    except (ParamsError, DataError, OSError, yaml.YAMLError) as exc:
+    except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"auditing {spec.provider}:{spec.model_id} as `{name}` ({params})", err=True)
     req = Path(requests_dir)

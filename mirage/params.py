@@ -11,18 +11,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mirage.config.corpus import CorpusParams
 from mirage.config.generate import GenerateParams, ModelSpec, default_models
 from mirage.config.label import LabelParams
+from mirage.config.limits import LimitsParams
 from mirage.config.metrics import MetricsParams
 from mirage.config.probe import ProbeParams
 from mirage.config.render import RenderParams
 from mirage.config.report import ReportParams
 from mirage.config.slices import SlicesParams
 from mirage.hashing import content_hash
+from mirage.io import DataError
+from mirage.names import check_name
 
 DEFAULT_PATH = "params.yaml"
 #: Set (to anything but 0) by `mirage --defaults`: a missing or section-less params file means built-in defaults.
@@ -43,6 +45,14 @@ class Params(BaseModel):
     slices: SlicesParams = Field(default_factory=SlicesParams, description="Models and protocol deviations per slice (demo, lite, full).")
     models: dict[str, ModelSpec] = Field(default_factory=default_models, description="Model registry: name -> provider, model id, pinned revision, limits, prices (docs/generation.md).")
     generate: GenerateParams = Field(default_factory=GenerateParams, description="Sampling protocol and completion store (`mirage generate`, `mirage estimate`).")
+    limits: LimitsParams = Field(default_factory=LimitsParams, description="How much of a file a stranger hands us (bundles, gold files, validation imports) is read before it is refused (docs/leaderboard.md).")
+
+    @field_validator("models")
+    @classmethod
+    def _model_names(cls, v: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
+        for name in v:
+            check_name(name, "model name")
+        return v
 
     @model_validator(mode="after")
     def _slice_models_in_registry(self) -> "Params":
@@ -72,18 +82,26 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def format_validation_error(exc: ValidationError, source: str) -> str:
-    lines = [f"{source}: {exc.error_count()} invalid value(s)"]
+    """One line: `source: key: problem (got value)`, problems joined by `; ` when there are several."""
+    parts = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
+        key = ".".join(str(p)[:60] for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")[:300]
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(Params, err["loc"])
             msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
         given = err.get("input")
-        shown = "" if err["type"] in ("extra_forbidden", "missing") or not err["loc"] else f" (got {given!r})"
-        lines.append(f"  - {key}: {msg}{shown}")
-    return "\n".join(lines)
+        quiet = err["type"] in ("extra_forbidden", "missing") or not err["loc"] or isinstance(given, dict)
+        shown = "" if quiet else f" (got {_shown(given)})"
+        parts.append(f"{key}: {msg}{shown}")
+    head = f"{source}: " if len(parts) == 1 else f"{source}: {len(parts)} invalid values: "
+    return head + "; ".join(parts)
 
 
 def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> Params:
@@ -100,21 +118,27 @@ def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> P
 def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
     """Read and validate params.yaml; a missing file is an error unless defaults are allowed (`mirage --defaults`)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() or path.is_dir():
         if defaults_allowed() and not path.exists():
             return Params()
         raise ParamsError(f"{path}: params file not found; pass --params FILE, or run `mirage --defaults ...` "
                           f"(or set {DEFAULTS_ENV}=1) to use the built-in defaults")
+    return validate_params(load_params_raw(path), str(path))
+
+
+def load_params_raw(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The parsed (not yet validated) mapping of a params file, read as untrusted input (`mirage.untrusted`: a
+    regular file of at most 4 MB, YAML without alias bombs, deep nesting, duplicate keys or huge integers)."""
+    from mirage import untrusted
+
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ParamsError(f"{path}: not valid UTF-8 (byte offset {exc.start}); save it as UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ParamsError(f"{path}{f':{mark.line + 1}' if mark else ''}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        data = untrusted.read_bytes(path, "params file", untrusted.PARAMS_MAX_BYTES, None)
+        raw = untrusted.load_yaml(untrusted.decode(data, str(path)), str(path))
+    except DataError as exc:
+        raise ParamsError(str(exc)) from None
     if raw is not None and not isinstance(raw, dict):
         raise ParamsError(f"{path}: top level must be a mapping of sections")
-    return validate_params(raw, str(path))
+    return raw
 
 
 def defaults_allowed() -> bool:

@@ -9,6 +9,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import CONDITIONS, SLICE_NAMES
 
@@ -47,7 +48,7 @@ def write_marker(path: Path, store, run, plan) -> None:
 
 
 @click.command()
-@click.option("--model", "model_name", required=True, help="Registry name (params.yaml `models:`).")
+@click.option("--model", "model_name", required=True, type=NAME, help="Registry name (params.yaml `models:`).")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Requests subset and its sampling overrides.")
 @click.option("--condition", type=click.Choice(CONDITIONS), required=True, help="Evaluation condition.")
 @click.option("--requests", "requests_path", type=click.Path(dir_okay=False), help=f"Requests JSONL; every row must be of CONDITION.  [default: {artefacts.requests('{condition}')}]")
@@ -71,13 +72,14 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     from mirage.generate.progress import ConsoleProgress, Log
     from mirage.generate.runner import VOCABULARY, GenerationRun, read_requests, settings_for
     from mirage.generate.store import Store
-    from mirage.secrets import watch_registry
+    from mirage.secrets import check_key, watch_registry
 
     log = Log(log_path)
     try:
         params = load_params(params_path)
         watch_registry(params.models)
         spec = model_spec(params, model_name)
+        check_key(spec.api_key_env)
         gen = params.generate
         sl = getattr(params.slices, slice_name)
         st = settings_for(gen, sl.n_samples, sl.max_tokens, condition)
@@ -113,7 +115,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
         if marker_path is not None and not retryable:
             write_marker(marker_path, store, run, plan)
     except (ParamsError, DataError, RuntimeError) as exc:
-        log(f"error: {exc}")
+        log(f"error: {exc}", console=False)
         raise click.ClickException(str(exc)) from None
     failed = sum(1 for v in view if v["error"])
     log(f"sent {run.sent} call(s); wrote {len(view)} view rows ({failed} failed) to {folder}")
@@ -128,7 +130,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
 
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="lite", show_default=True)
-@click.option("--models", "models", multiple=True, help="Registry names (repeatable; default: the slice's models).")
+@click.option("--models", "models", multiple=True, type=NAME, help="Registry names (repeatable; default: the slice's models).")
 @click.option("--calibrate", is_flag=True, help="First measure each model's output tokens/s: generate.calibration_samples short "
               "real requests through its provider (local model, vllm, or any OpenAI-compatible/Anthropic server) at its "
               "configured concurrency, stored nowhere but in --calibration. Needs the model's server or API key.")

@@ -11,6 +11,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError, write_json
+from mirage.names import JUDGE
 from mirage.params import ParamsError, load_params
 
 
@@ -77,7 +78,7 @@ def _split_table(by_split: dict) -> str:
               help="Gold JSONL (repeatable; each file is a named set): text, label (0/1), optional reasoning, language "
                    "(default en), cat, id, split (dev|heldout), shape, condition. `[ID]` / `[ID:form]` in text is "
                    "filled with every identity's form (identities.yaml). Format: docs/judge.md.")
-@click.option("--judge", "judge_name", help="parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
+@click.option("--judge", "judge_name", type=JUDGE, help="parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
                                              "store) or jury:A,B,C (majority vote). Default: label.judge in --params.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.judge_dir('{judge}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (models, label).")
@@ -103,8 +104,9 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
 
     stack = ExitStack()
     try:
-        lp = load_params(params_path).label
-        items = [it for path in gold_paths for it in read_gold(path, data_dir)]
+        params = load_params(params_path)
+        lp = params.label
+        items = [it for path in gold_paths for it in read_gold(path, data_dir, params.limits)]
         if len({Path(p).name for p in gold_paths}) < len(gold_paths):
             raise DataError(f"--gold: two gold files share a name ({', '.join(gold_paths)}); each is a named set")
         name = canonical(judge_name or lp.judge)

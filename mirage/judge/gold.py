@@ -20,7 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from mirage.io import DataError, numbered_jsonl
+from mirage import untrusted
+from mirage.config.limits import LimitsParams
+from mirage.io import DataError
 
 PLACEHOLDER = "[ID]"
 _PLACEHOLDER = re.compile(r"\[ID(?::([A-Za-z_]+))?\]")
@@ -128,12 +130,13 @@ def _row_fields(path: Path, lineno: int, row: dict) -> dict:
             "phenomena": tuple(phenomena), "extra": {k: v for k, v in row.items() if k not in ITEM_FIELDS}}
 
 
-def read_gold(path: str | Path, data_dir: str | Path = "data") -> list[GoldItem]:
-    """Every gold row, placeholder rows expanded per identity; a malformed row raises DataError naming line and field."""
+def read_gold(path: str | Path, data_dir: str | Path = "data", limits: LimitsParams = untrusted.LIMITS) -> list[GoldItem]:
+    """Every gold row, placeholder rows expanded per identity; a malformed row raises DataError naming line and field.
+    The file is read as untrusted input (mirage.untrusted: size, line, JSON depth and duplicate-key limits)."""
     path = Path(path)
     forms = identity_forms(data_dir)
     items: list[GoldItem] = []
-    for lineno, row in numbered_jsonl(path):
+    for lineno, row in untrusted.iter_jsonl(path, "file", limits):
         text = _field(path, lineno, row, "text", (str,))
         if not text.strip():
             raise DataError(f"{path}:{lineno}: field text: empty")
