@@ -13,12 +13,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from mirage.protocol import Condition
 
 PAPER_MODELS = ["gpt-4o", "claude-opus-4", "gemini-1.5-pro", "llama-3.3-70b", "qwen2.5-72b", "deepseek-v3"]
+#: Their successors, one per provider, each chosen with the evidence recorded in docs/generation.md ("Model sets").
+CURRENT_MODELS = ["gpt-4.1", "claude-opus-4.6", "gemini-3.5-flash", "llama-4-scout", "qwen3-235b", "deepseek-v3.2"]
+MODEL_SETS = {"paper": PAPER_MODELS, "current": CURRENT_MODELS}
 
 
 class SliceParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    models: list[str] = Field(default_factory=lambda: list(PAPER_MODELS), description="Registry names of the models run on this slice.")
+    models: list[str] = Field(default_factory=lambda: list(PAPER_MODELS),
+                              description="Registry names of the models run on this slice; leave it out to run the chosen "
+                              "model set (top-level `model_set`; lite, full and test).")
     n_samples: int | None = Field(None, ge=1, description="Samples per request; null = protocol (generate.n_samples).")
     max_tokens: dict[Condition, int] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
 
