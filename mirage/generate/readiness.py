@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,8 +39,8 @@ def send_blockers(name: str, spec: ModelSpec, today: dt.date, environ: Mapping[s
     """Why registry entry `name` may not send requests today, by status (empty when it may); keys are not checked
     when `environ` is None."""
     out = {}
-    if spec.retires is not None and today >= spec.retires:
-        out[RETIRED] = f"{spec.model_id} was retired on {spec.retires.isoformat()}"
+    if spec.retires is not None and today >= spec.retires:  # a key would not help: checked no further
+        return {RETIRED: f"{spec.model_id} was retired on {spec.retires.isoformat()}"}
     if not spec.pinned and not spec.allow_unpinned:
         out[UNPINNED] = (f"models.{name}.revision is not pinned ({spec.revision or 'empty'}); set the hub commit sha, dated "
                          f"API snapshot or sha256 of the weights (or allow_unpinned: true, results then not reproducible)")
@@ -106,10 +106,10 @@ def job_need(name: str, spec: ModelSpec, gen: Any, slice_params: Any, condition:
 
 
 def slice_needs(params: Any, names: Iterable[str], slice_name: str, requests_dir: str | os.PathLike | None = None,
-                stores: str | None = None, conditions: Iterable[str] = CONDITIONS, today: dt.date | None = None,
-                environ: Mapping[str, str] | None = None, only_blocked: bool = True) -> list[Need]:
-    """What each model owes on a slice, with its send blockers. With `only_blocked` (the check), models that may
-    send are not counted (they send what is missing). Requests are read once, when some model needs them."""
+                store_of: Callable[[str], str] = artefacts.store, conditions: Iterable[str] = CONDITIONS,
+                today: dt.date | None = None, environ: Mapping[str, str] | None = None) -> list[Need]:
+    """What each model that may not send owes on a slice (models that may send are not counted: they send what
+    is missing). `store_of(name)` is a model's store folder. Requests are read once, when some model needs them."""
     from mirage.generate.runner import read_requests
     from mirage.generate.store import Store
 
@@ -125,9 +125,9 @@ def slice_needs(params: Any, names: Iterable[str], slice_name: str, requests_dir
         spec = params.models[name]
         need = Need(name, None, False, send_blockers(name, spec, today, environ), spec.api_key_env)
         out.append(need)
-        if only_blocked and not need.blockers:
+        if not need.blockers:
             continue
-        store = Store.open(artefacts.store(name, stores))
+        store = Store.open(store_of(name))
         try:
             need.store_empty = not len(store.done)
             if rendered:
@@ -155,10 +155,11 @@ def refusal(needs: list[Need], slice_name: str, source: str = "params.yaml") -> 
 
 
 def check_slice(params: Any, names: Iterable[str], slice_name: str, requests_dir: str | os.PathLike | None = None,
-                stores: str | None = None, conditions: Iterable[str] = CONDITIONS, source: str = "params.yaml",
-                today: dt.date | None = None, environ: Mapping[str, str] | None = None) -> list[Need]:
+                store_of: Callable[[str], str] = artefacts.store, conditions: Iterable[str] = CONDITIONS,
+                source: str = "params.yaml", today: dt.date | None = None,
+                environ: Mapping[str, str] | None = None) -> list[Need]:
     """Raise NotReady naming every model that would have to send and cannot; returns the needs checked."""
-    needs = slice_needs(params, names, slice_name, requests_dir, stores, conditions, today, environ)
+    needs = slice_needs(params, names, slice_name, requests_dir, store_of, conditions, today, environ)
     if any(n.refused for n in needs):
         raise NotReady(refusal(needs, slice_name, source))
     return needs
