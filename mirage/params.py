@@ -61,15 +61,16 @@ class Params(BaseModel):
         entries (the default sets are checked when a slice runs them)."""
         if self.model_set not in self.model_sets:
             raise ValueError(f"model_set: unknown set {self.model_set!r}; model_sets has {', '.join(sorted(self.model_sets))}")
+        checked = {f"model_sets.{k}": v for k, v in self.model_sets.items()} if "model_sets" in self.model_fields_set else (
+            {f"model_sets.{self.model_set}": self.model_sets[self.model_set]} if "model_set" in self.model_fields_set else {})
         for name in SlicesParams.model_fields:
             sl = getattr(self.slices, name)
-            explicit = "models" in sl.model_fields_set
-            if not explicit and name in SETS_SLICES:  # set in __dict__: `models` stays not-explicitly-set
+            if "models" in sl.model_fields_set:
+                checked[f"slices.{name}.models"] = sl.models
+            elif name in SETS_SLICES:  # set in __dict__: `models` stays not-explicitly-set
                 sl.__dict__["models"] = list(self.model_sets[self.model_set])
-            chosen = explicit or (name in SETS_SLICES and {"model_set", "model_sets"} & self.model_fields_set)
-            unknown = [m for m in sl.models if m not in self.models] if chosen else []
-            if unknown:
-                where = f"slices.{name}.models" if explicit else f"model_sets.{self.model_set} (run by slices.{name})"
+        for where, names in checked.items():
+            if unknown := [m for m in names if m not in self.models]:
                 raise ValueError(f"{where}: unknown model(s) {', '.join(unknown)}; "
                                  f"registry (models:) has {', '.join(sorted(self.models))}")
         return self

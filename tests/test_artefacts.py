@@ -53,9 +53,10 @@ def test_dvc_yaml_is_generated_from_the_contract(root, tmp_path):
     lite = stages["lite"]
     assert artefacts.store_partition("gpt-4o", "lite") in [next(iter(o)) for o in lite["outs"] if isinstance(o, dict)]
     assert "mirage" in lite["deps"] and "models.gpt-4o" in lite["params"] and "models.smollm2-135m" not in lite["params"]
-    # a slice that gains a model makes the checked-in file stale
+    assert "model_sets.paper" in lite["params"] and lite["cmd"].endswith("--config model_set=paper")
+    # a model set that gains a model makes the checked-in file stale
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    params["slices"]["lite"]["models"].append("smollm2-135m")
+    params["model_sets"]["paper"].append("smollm2-135m")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     stale = subprocess.run([sys.executable, "-m", "mirage", "dvc-yaml", "--check", "--params", str(tmp_path / "params.yaml")],
                            cwd=root, capture_output=True, text=True)

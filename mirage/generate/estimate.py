@@ -68,7 +68,7 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
                    calibration: dict[str, dict[str, Any]], stores: str | None = None, whole_slice: bool = False,
                    environ: dict[str, str] | None = None, today: dt.date | None = None) -> dict[str, Any]:
     """The estimate of `names` on a slice; `calibration` holds the measurements that apply to these models;
-    `stores` the folder of the models' stores (default results/generations)."""
+    `stores` the folder of the models' stores (default artefacts.generations_dir())."""
     from mirage.generate.store import Store
 
     gen = params.generate

@@ -26,8 +26,8 @@ from mirage import artefacts
 from mirage.config.generate import ModelSpec
 from mirage.protocol import CONDITIONS
 
-#: Providers that always need a key: the official endpoints of OpenAI (no base_url) and Anthropic.
-_KEYED = ("anthropic",)
+#: Providers whose official endpoints (no base_url) need a key; a base_url server needs one only with api_key_env.
+_KEYED = ("openai", "anthropic")
 CACHED, SENDABLE, NEEDS_KEY, RETIRED, UNPINNED = "cached", "sendable", "needs key", "retired: release only", "not pinned"
 
 
@@ -44,7 +44,7 @@ def send_blockers(name: str, spec: ModelSpec, today: dt.date, environ: Mapping[s
     if not spec.pinned and not spec.allow_unpinned:
         out[UNPINNED] = (f"models.{name}.revision is not pinned ({spec.revision or 'empty'}); set the hub commit sha, dated "
                          f"API snapshot or sha256 of the weights (or allow_unpinned: true, results then not reproducible)")
-    needs_key = spec.api_key_env or spec.provider in _KEYED or (spec.provider == "openai" and not spec.base_url)
+    needs_key = spec.api_key_env or (spec.provider in _KEYED and not spec.base_url)
     if environ is not None and needs_key and not (spec.api_key_env and environ.get(spec.api_key_env, "").strip()):
         out[NEEDS_KEY] = (f"no API key (set the environment variable {spec.api_key_env})" if spec.api_key_env
                           else f"no API key (set models.{name}.api_key_env to the variable holding its key)")
