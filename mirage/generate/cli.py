@@ -209,6 +209,7 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
             click.echo(f"wrote {calibration_path}")
         calibration = {n: e for n, e in calibration.items() if n in names and applicable(e, params.models[n])}
         result = build_estimate(params, slice_name, names, requests_dir, calibration, stores, whole_slice)
+        result["model_set"] = None if models else params.model_set_of(slice_name)
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     path = Path(out or artefacts.estimate(slice_name))

@@ -163,5 +163,6 @@ def format_table(result: dict[str, Any]) -> str:
     rows.append(["TOTAL", "", ""] + [str(result["totals"][c]) if result["totals"].get(c) is not None else "-" for c in cols[3:-2]] + ["", ""])
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join([f"slice {result['slice']}", fmt.format(*cols)] + [fmt.format(*r) for r in rows]
+    head = f"slice {result['slice']}" + (f" (model set {result['model_set']})" if result.get("model_set") else "")
+    return "\n".join([head, fmt.format(*cols)] + [fmt.format(*r) for r in rows]
                      + [result["assumptions"]["note"]])
