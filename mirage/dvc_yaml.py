@@ -33,6 +33,9 @@ PACKAGE = "mirage"
 SNAKEMAKE = {"demo": "snakemake --cores all demo", "lite": "snakemake lite --cores all --resources gpu=8 api=4",
              "full": "snakemake all --cores all --resources gpu=8 api=4"}
 COMPLETIONS = "completions"
+#: The data the corpus and the requests are built from (what a slice stage depends on besides code and params).
+SOURCES = [artefacts.identities(), f"{artefacts.DATA}/templates", artefacts.harness_dir(), artefacts.lexicon_dir(),
+           artefacts.news(), artefacts.mitigation_texts(), artefacts.cot_translations()]
 
 
 def probe_models(params: Params, slice_name: str) -> list[str]:
@@ -51,13 +54,15 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     models = list(getattr(params.slices, slice_name).models)
     probed = probe_models(params, slice_name)
     judge = judge_model(params)
-    deps = [artefacts.corpus(), artefacts.requests_dir(), artefacts.harness_dir(), artefacts.identities(), PACKAGE,
-            "Snakefile", "workflow/rules"]
+    # Sources only, not the corpus and requests the `corpus`/`render` stages write: Snakemake builds those when
+    # absent, and a stage depending on another stage's output fails `dvc repro --dry` on a fresh clone (DVC hashes
+    # every dependency for its run cache, and an upstream output does not exist yet).
+    deps = [*SOURCES, PACKAGE, "Snakefile", "workflow/rules"]
     if probed:
         deps += [artefacts.probe_stems(), artefacts.probe_exclusions()]
     used = sorted({*models, *([judge] if judge else [])})
     chosen = params.model_set_of(slice_name)
-    sections = [f"slices.{slice_name}", *([f"model_sets.{chosen}"] if chosen else []), "render", "generate",
+    sections = [f"slices.{slice_name}", *([f"model_sets.{chosen}"] if chosen else []), "corpus", "render", "generate",
                 *[f"models.{m}" for m in used], "label", "metrics", "report"]
     if probed:
         sections.append("probe")

@@ -23,14 +23,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from mirage import artefacts
 from mirage.config.generate import ModelSpec
-from mirage.generate.readiness import RETIRED, UNPINNED, send_blockers, status
-from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, read_requests, settings_for
-from mirage.io import DataError
+from mirage.generate.readiness import RETIRED, UNPINNED, rendered_requests, request_files, send_blockers, status
+from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, settings_for
 from mirage.protocol import CONDITIONS
 
 
@@ -74,12 +72,8 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
     gen = params.generate
     sl = getattr(params.slices, slice_name)
     environ = os.environ if environ is None else environ
-    by_cond: dict[str, list[dict]] = {}
-    for c in CONDITIONS:
-        path = Path(requests_dir) / Path(artefacts.requests(c)).name
-        if not path.exists():
-            raise DataError(f"{path}: requests file not found (run `mirage render` first)")
-        by_cond[c] = read_requests(path, slice_name, c)
+    on_disk = all(p.exists() for p in request_files(requests_dir, CONDITIONS).values())
+    by_cond = rendered_requests(params, slice_name, CONDITIONS, requests_dir)
     out_rows, counted_by = [], {}
     for name in names:
         spec: ModelSpec = params.models[name]
@@ -125,6 +119,7 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
             "calibration": {n: calibration[n] for n in names if n in calibration},
             "prices_per_mtok": {n: [params.models[n].price_in_per_mtok, params.models[n].price_out_per_mtok] for n in names},
             "store": "ignored: the whole slice is planned" if whole_slice else "calls already in each model's store are not counted",
+            "requests": f"read from {requests_dir}" if on_disk else f"rendered in memory ({requests_dir} holds no rendered requests)",
             "note": f"{VOCABULARY}; tokens, cost and time count the calls to send (to_send; all calls with --whole-slice), "
                     "none for a model that cannot send (status retired or not pinned); tokens_out = calls x max_tokens x "
                     "expected_output_fraction (an upper bound at 1.0); times = tokens_out / throughput (tok/s; source: "

@@ -8,9 +8,10 @@ plans it (`GenerationRun.owed_calls`).
 
 The one rule serves `mirage generate` (before any call), `mirage estimate` (a status per row, never a refusal),
 `mirage audit` (before its first condition) and the workflow at DAG time (workflow/rules/common.smk, and so
-`dvc repro`): when the rendered requests exist, every model that cannot send is checked there, within seconds;
-when they do not exist yet, a model with an empty store is refused (it would send everything) and the others
-are checked by their generation jobs, which refuse before any call.
+`dvc repro`): every model that cannot send is checked there, within seconds. A model with an empty store is
+refused at once (it would send everything); for one with completions the requests are read from the rendered
+files, or, before `mirage render` has written them (a fresh clone after `dvc pull`), rendered in memory from the
+same data and params (`rendered_requests`); the generation jobs check again before any call.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def status(blockers: Mapping[str, str], to_send: int) -> str:
 
 @dataclass
 class Need:
-    """What one model owes on a slice: missing and total samples per condition (None: requests not rendered)."""
+    """What one model owes on a slice: missing and total samples per condition (None: not counted, the store being
+    empty or the model able to send)."""
 
     name: str
     by_condition: dict[str, tuple[int, int]] | None
@@ -78,9 +80,8 @@ class Need:
 
     @property
     def refused(self) -> bool:
-        """Cannot run: it must send (known missing samples, or an empty store) and may not."""
-        must_send = bool(self.missing) if self.by_condition is not None else self.store_empty
-        return bool(self.blockers) and must_send
+        """Cannot run: it must send (missing samples, or an empty store) and may not."""
+        return bool(self.blockers) and (self.store_empty or bool(self.missing))
 
     def describe(self, slice_name: str) -> str:
         """One line: the model, what it lacks (of how many), and why it cannot send it."""
@@ -105,19 +106,46 @@ def job_need(name: str, spec: ModelSpec, gen: Any, slice_params: Any, condition:
     return missing_samples(run), len(run.firsts) * run.st.n_samples
 
 
+def request_files(requests_dir: str | os.PathLike | None, conditions: Iterable[str]) -> dict[str, Path]:
+    folder = Path(requests_dir or artefacts.requests_dir())
+    return {c: folder / Path(artefacts.requests(c)).name for c in conditions}
+
+
+def rendered_requests(params: Any, slice_name: str, conditions: Iterable[str] = CONDITIONS,
+                      requests_dir: str | os.PathLike | None = None) -> dict[str, list[dict]]:
+    """Condition -> request rows of the slice: read from the rendered files when all exist, else built in memory
+    (corpus + render from the shipped data, exactly what `mirage corpus` + `mirage render` would write)."""
+    import json
+
+    from mirage.generate.runner import read_requests
+
+    paths = request_files(requests_dir, conditions)
+    if all(p.exists() for p in paths.values()):
+        return {c: read_requests(p, slice_name, c) for c, p in paths.items()}
+    import sys
+
+    from mirage.api import corpus_rows
+    from mirage.render.build import build, load_render_sources
+
+    print(f"readiness: no rendered requests in {next(iter(paths.values())).parent}; rendering them in memory to count "
+          f"what each model's store lacks", file=sys.stderr)
+
+    src, _ = load_render_sources(params.render, artefacts.harness_dir(), artefacts.news(), artefacts.mitigation_texts(),
+                                 artefacts.cot_translations())
+    built = build(json.loads(json.dumps(corpus_rows(params))), params.render, src, artefacts.corpus())
+    return {c: [r for r in json.loads(json.dumps(built[c])) if slice_name in r["slices"]] for c in conditions}
+
+
 def slice_needs(params: Any, names: Iterable[str], slice_name: str, requests_dir: str | os.PathLike | None = None,
                 store_of: Callable[[str], str] = artefacts.store, conditions: Iterable[str] = CONDITIONS,
                 today: dt.date | None = None, environ: Mapping[str, str] | None = None) -> list[Need]:
     """What each model that may not send owes on a slice (models that may send are not counted: they send what
     is missing). `store_of(name)` is a model's store folder. Requests are read once, when some model needs them."""
-    from mirage.generate.runner import read_requests
     from mirage.generate.store import Store
 
     today = today or dt.date.today()
     environ = os.environ if environ is None else environ
-    folder = Path(requests_dir or artefacts.requests_dir())
-    paths = {c: folder / Path(artefacts.requests(c)).name for c in conditions}
-    rendered = all(p.exists() for p in paths.values())
+    conditions = tuple(conditions)
     rows: dict[str, list[dict]] = {}
     sl = getattr(params.slices, slice_name)
     out = []
@@ -130,12 +158,10 @@ def slice_needs(params: Any, names: Iterable[str], slice_name: str, requests_dir
         store = Store.open(store_of(name))
         try:
             need.store_empty = not len(store.done)
-            if rendered:
-                need.by_condition = {}
-                for c in conditions:
-                    if c not in rows:
-                        rows[c] = read_requests(paths[c], slice_name, c)
-                    need.by_condition[c] = job_need(name, spec, params.generate, sl, c, rows[c], store)
+            # an empty store owes everything: counted only when the requests are on disk (cheap)
+            if not need.store_empty or all(p.exists() for p in request_files(requests_dir, conditions).values()):
+                rows = rows or rendered_requests(params, slice_name, conditions, requests_dir)
+                need.by_condition = {c: job_need(name, spec, params.generate, sl, c, rows[c], store) for c in conditions}
         finally:
             store.close()
     return out
