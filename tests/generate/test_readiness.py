@@ -136,11 +136,13 @@ def test_check_slice_counts_missing_samples_from_the_key_index(tmp_path, request
     msg = str(err.value)
     assert msg.startswith("params.yaml: 1 model(s) would have to send requests they cannot send; nothing was started")
     assert "old on demo: 40 of 40 samples missing" in msg and "o was retired on 2030-01-01" in msg and "keyed" not in msg
-    # before the requests are rendered: an empty store is refused, a filled one is left to its jobs
-    needs = check_slice(params, ["keyed"], "demo", tmp_path / "none", store_of, environ={})
-    assert needs[0].by_condition is None and not needs[0].refused
-    with pytest.raises(NotReady, match="its store holds no completions"):
+    # before the requests are rendered: an empty store is refused without rendering anything; a filled one is counted
+    # against the requests rendered in memory from the shipped data (this fixture store holds none of them)
+    with pytest.raises(NotReady, match="old on demo: its store holds no completions"):
         check_slice(params, ["old"], "demo", tmp_path / "none", store_of, environ={}, today=dt.date(2030, 1, 1))
+    with pytest.raises(NotReady) as err:
+        check_slice(params, ["keyed"], "demo", tmp_path / "none", store_of, environ={})
+    assert re.search(r"keyed on demo: (\d+) of \1 samples missing", str(err.value)), str(err.value)
 
 
 def test_estimate_never_refuses_and_marks_each_row(tmp_path, requests_dir, monkeypatch):
