@@ -17,7 +17,9 @@ same data and params (`rendered_requests`); the generation jobs check again befo
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +109,7 @@ def job_need(name: str, spec: ModelSpec, gen: Any, slice_params: Any, condition:
 
 
 def request_files(requests_dir: str | os.PathLike | None, conditions: Iterable[str]) -> dict[str, Path]:
+    """Condition -> the rendered requests file in `requests_dir` (default: the pipeline's)."""
     folder = Path(requests_dir or artefacts.requests_dir())
     return {c: folder / Path(artefacts.requests(c)).name for c in conditions}
 
@@ -115,21 +118,16 @@ def rendered_requests(params: Any, slice_name: str, conditions: Iterable[str] = 
                       requests_dir: str | os.PathLike | None = None) -> dict[str, list[dict]]:
     """Condition -> request rows of the slice: read from the rendered files when all exist, else built in memory
     (corpus + render from the shipped data, exactly what `mirage corpus` + `mirage render` would write)."""
-    import json
-
     from mirage.generate.runner import read_requests
 
     paths = request_files(requests_dir, conditions)
     if all(p.exists() for p in paths.values()):
         return {c: read_requests(p, slice_name, c) for c, p in paths.items()}
-    import sys
-
     from mirage.api import corpus_rows
     from mirage.render.build import build, load_render_sources
 
     print(f"readiness: no rendered requests in {next(iter(paths.values())).parent}; rendering them in memory to count "
           f"what each model's store lacks", file=sys.stderr)
-
     src, _ = load_render_sources(params.render, artefacts.harness_dir(), artefacts.news(), artefacts.mitigation_texts(),
                                  artefacts.cot_translations())
     built = build(json.loads(json.dumps(corpus_rows(params))), params.render, src, artefacts.corpus())
