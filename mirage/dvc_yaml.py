@@ -62,8 +62,10 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
         deps += [artefacts.probe_stems(), artefacts.probe_exclusions()]
     used = sorted({*models, *([judge] if judge else [])})
     chosen = params.model_set_of(slice_name)
+    # DVC addresses params by dotted paths, so `models.qwen2.5-72b` cannot be named: then the whole registry
+    model_params = [f"models.{m}" for m in used] if not any("." in m for m in used) else ["models"]
     sections = [f"slices.{slice_name}", *([f"model_sets.{chosen}"] if chosen else []), "corpus", "render", "generate",
-                *[f"models.{m}" for m in used], "label", "metrics", "report"]
+                *model_params, "label", "metrics", "report"]
     if probed:
         sections.append("probe")
     outs: list[Any] = []
