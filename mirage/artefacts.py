@@ -132,13 +132,19 @@ def power(slice_name: str) -> str:
 # --- generations: the completion store and its views --------------------------------------------
 
 
-def model_dir(model: str) -> str:
-    return f"{RESULTS}/generations/{_part(model)}"
+def generations_dir() -> str:
+    """One folder per model below it: its store and its views."""
+    return f"{RESULTS}/generations"
 
 
-def store(model: str) -> str:
-    """A model's content-addressed store; every partition below it is read, new records go to one."""
-    return f"{model_dir(model)}/store"
+def model_dir(model: str, root: str | None = None) -> str:
+    return f"{root or generations_dir()}/{_part(model)}"
+
+
+def store(model: str, root: str | None = None) -> str:
+    """A model's content-addressed store (below `root`, default generations_dir()); every partition below it is
+    read, new records go to one."""
+    return f"{model_dir(model, root)}/store"
 
 
 def store_partition(model: str, partition: str) -> str:

@@ -141,7 +141,9 @@ def _guard_files(cmd: click.Command) -> click.Command:
 @click.option("--defaults", is_flag=True,
               help="Allow a missing or empty params file and use the built-in defaults (same as MIRAGE_DEFAULTS=1). "
               "Without it a missing --params file or one with no sections is an error.")
-def cli(defaults: bool) -> None:
+@click.option("--model-set", metavar="NAME", help="Run the named model set (params.yaml `model_sets:`, e.g. paper or current) "
+              "on every slice that lists no models of its own (same as MIRAGE_MODEL_SET=NAME).")
+def cli(defaults: bool, model_set: str | None) -> None:
     """MIRAGE: audit anti-Muslim bias in LLMs across direct completion (C1), chain-of-thought
     (C2), agentic decisions (C3) and time-coupled retrieval.
 
@@ -153,6 +155,10 @@ def cli(defaults: bool) -> None:
         from mirage.params import DEFAULTS_ENV
 
         os.environ[DEFAULTS_ENV] = "1"  # also reaches Snakemake jobs started from here
+    if model_set:
+        from mirage.params import MODEL_SET_ENV
+
+        os.environ[MODEL_SET_ENV] = model_set
 
 
 def main() -> None:

@@ -21,14 +21,18 @@ from mirage.config.metrics import MetricsParams
 from mirage.config.probe import ProbeParams
 from mirage.config.render import RenderParams
 from mirage.config.report import ReportParams
-from mirage.config.slices import SlicesParams
+from mirage.config.slices import MODEL_SETS, SlicesParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
 from mirage.names import check_name
 
 DEFAULT_PATH = "params.yaml"
+#: Slices that run a model set unless they list their own `models` (the demo runs the embedded model).
+SETS_SLICES = ("lite", "full", "test")
 #: Set (to anything but 0) by `mirage --defaults`: a missing or section-less params file means built-in defaults.
 DEFAULTS_ENV = "MIRAGE_DEFAULTS"
+#: Set by `mirage --model-set NAME` and by the workflow (to what `--config model_set=NAME` chose): overrides `model_set`.
+MODEL_SET_ENV = "MIRAGE_MODEL_SET"
 
 
 class Params(BaseModel):
@@ -46,6 +50,13 @@ class Params(BaseModel):
     models: dict[str, ModelSpec] = Field(default_factory=default_models, description="Model registry: name -> provider, model id, pinned revision, limits, prices (docs/generation.md).")
     generate: GenerateParams = Field(default_factory=GenerateParams, description="Sampling protocol and completion store (`mirage generate`, `mirage estimate`).")
     limits: LimitsParams = Field(default_factory=LimitsParams, description="How much of a file a stranger hands us (bundles, gold files, validation imports) is read before it is refused (docs/leaderboard.md).")
+    model_sets: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in MODEL_SETS.items()},
+        description="Named sets of registry models: `paper` (the paper's six, pinned, for rebuilds; two are retired and "
+        "run only from released completions) and `current` (their successors; docs/generation.md says why each).")
+    model_set: str = Field("paper", description="The model set run by every slice that lists no `models` of its own (lite, "
+                           "full, test). From the command line: `snakemake --config model_set=current`, `mirage --model-set "
+                           f"current <command>` or `mirage estimate --model-set current` ({MODEL_SET_ENV}).")
 
     @field_validator("models")
     @classmethod
@@ -56,14 +67,28 @@ class Params(BaseModel):
 
     @model_validator(mode="after")
     def _slice_models_in_registry(self) -> "Params":
-        """Models a slice names explicitly must be registry entries (defaults are checked when the slice runs)."""
+        """Slices without `models` run the chosen model set; models a slice or a chosen set names must be registry
+        entries (the default sets are checked when a slice runs them)."""
+        if self.model_set not in self.model_sets:
+            raise ValueError(f"model_set: unknown set {self.model_set!r}; model_sets has {', '.join(sorted(self.model_sets))}")
+        checked = {f"model_sets.{k}": v for k, v in self.model_sets.items()} if "model_sets" in self.model_fields_set else (
+            {f"model_sets.{self.model_set}": self.model_sets[self.model_set]} if "model_set" in self.model_fields_set else {})
         for name in SlicesParams.model_fields:
             sl = getattr(self.slices, name)
-            unknown = [m for m in sl.models if m not in self.models] if "models" in sl.model_fields_set else []
-            if unknown:
-                raise ValueError(f"slices.{name}.models: unknown model(s) {', '.join(unknown)}; "
+            if "models" in sl.model_fields_set:
+                checked[f"slices.{name}.models"] = sl.models
+            elif name in SETS_SLICES:  # set in __dict__: `models` stays not-explicitly-set
+                sl.__dict__["models"] = list(self.model_sets[self.model_set])
+        for where, names in checked.items():
+            if unknown := [m for m in names if m not in self.models]:
+                raise ValueError(f"{where}: unknown model(s) {', '.join(unknown)}; "
                                  f"registry (models:) has {', '.join(sorted(self.models))}")
         return self
+
+    def model_set_of(self, slice_name: str) -> str | None:
+        """The model set a slice runs (None: it lists its own models)."""
+        sl = getattr(self.slices, slice_name)
+        return None if "models" in sl.model_fields_set or slice_name not in SETS_SLICES else self.model_set
 
 
 class ParamsError(ValueError):
@@ -115,15 +140,20 @@ def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> P
         raise ParamsError(format_validation_error(exc, source)) from None
 
 
-def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
-    """Read and validate params.yaml; a missing file is an error unless defaults are allowed (`mirage --defaults`)."""
+def load_params(path: str | os.PathLike = DEFAULT_PATH, model_set: str | None = None) -> Params:
+    """Read and validate params.yaml; a missing file is an error unless defaults are allowed (`mirage --defaults`).
+    `model_set` (else MIRAGE_MODEL_SET) overrides the file's `model_set`."""
     path = Path(path)
-    if not path.exists() or path.is_dir():
+    chosen = model_set or os.environ.get(MODEL_SET_ENV) or None
+    if not path.is_file():
         if defaults_allowed() and not path.exists():
-            return Params()
+            return validate_params({"model_set": chosen} if chosen else {}, str(path)) if chosen else Params()
         raise ParamsError(f"{path}: params file not found; pass --params FILE, or run `mirage --defaults ...` "
                           f"(or set {DEFAULTS_ENV}=1) to use the built-in defaults")
-    return validate_params(load_params_raw(path), str(path))
+    raw = load_params_raw(path)
+    if chosen and raw:
+        raw["model_set"] = chosen
+    return validate_params(raw, str(path))
 
 
 def load_params_raw(path: str | os.PathLike) -> dict[str, Any] | None:

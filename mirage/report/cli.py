@@ -78,6 +78,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         df = data.load_metrics(metrics_csv)
         summary = metrics_csv.with_name(Path(artefacts.metrics(slice_name)["summary"]).name)
         prov = data.load_provenance(summary, slice_name, slice_params.model_dump(exclude={"models"}))
+        if params.model_set_of(slice_name):
+            prov.model_set = f"{params.model_set_of(slice_name)} (params model_sets.{params.model_set_of(slice_name)})"
         models = figures.ordered(df["model"].unique(), slice_params.models)
         labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
         gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"))

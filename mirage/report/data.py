@@ -97,6 +97,7 @@ class Provenance:
     run_date: str = "not recorded"
     revisions: dict[str, str] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
+    model_set: str = "the slice's own models"  # or the named set run (params `model_set`)
 
     def caption(self, models: list[str]) -> str:
         """Short form for figure captions; the provenance table on the page shows full revisions."""

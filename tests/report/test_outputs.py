@@ -104,6 +104,7 @@ def test_page_is_self_contained_and_escapes_completions(built):
     for external in ('src="http', "href=\"http", "<link", "@import", "url("):
         assert external not in page
     assert "Content warning" in page and "rev-model-b" in page and "feedc0de" in page
+    assert "<dt>Model set</dt><dd>the slice&#39;s own models</dd>" in page  # the demo lists its models (no model set)
     assert "&amp; talked &lt;about&gt; gardening" in page and "<about>" not in page
     assert page.count('<details class="cell"') == 3 * len(synthetic.MODELS)
     assert '<details class="cell" id="drill-model-a-C1" open' not in page
