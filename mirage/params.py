@@ -145,7 +145,7 @@ def load_params(path: str | os.PathLike = DEFAULT_PATH, model_set: str | None = 
     `model_set` (else MIRAGE_MODEL_SET) overrides the file's `model_set`."""
     path = Path(path)
     chosen = model_set or os.environ.get(MODEL_SET_ENV) or None
-    if not path.is_file():
+    if not path.exists() or path.is_dir():
         if defaults_allowed() and not path.exists():
             return validate_params({"model_set": chosen} if chosen else {}, str(path)) if chosen else Params()
         raise ParamsError(f"{path}: params file not found; pass --params FILE, or run `mirage --defaults ...` "
