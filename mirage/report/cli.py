@@ -103,7 +103,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
                            yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
                            headlines=html.headline(df, models), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False))
-        html.write(out_samples, samples.render(sample_rows, prompts, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl", out_html.name))
+        samples.write(sample_rows, prompts, models, out_samples, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl", out_html.name)
         html.write(out_html, page)
         steps.update()
     except DataError as exc:

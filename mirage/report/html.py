@@ -182,7 +182,8 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         r = figures.get(s.stem) or Rendered(None, "not built")
         figs.append({"id": s.stem, "title": s.title, "description": s.description, "files": fig_files.get(s.stem, []),
                      "src": "data:image/png;base64," + base64.b64encode(r.png).decode() if r.png else None,
-                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "caption": prov.caption(models)})
+                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "coverage": r.coverage,
+                     "caption": prov.caption(models)})
     return env.get_template("report.html.j2").render(
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
