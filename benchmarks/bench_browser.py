@@ -140,7 +140,7 @@ def build_slice(root: Path, samples: int, n_models: int) -> list[str]:
     (root / "params.yaml").write_text("\n".join([
         "label:", f"  judge: {synthetic.JUDGE}", "models:",
         *(f"  {m}: {{provider: openai, model_id: {m}, revision: rev-{m}, base_url: 'http://127.0.0.1:9/v1'}}" for m in models),
-        "slices:", "  full:", f"    models: [{', '.join(models)}]", ""]), encoding="utf-8")
+        "slices:", *(f"  {name}: {{models: [{', '.join(models)}]}}" for name in ("demo", "lite", "full", "test")), ""]), encoding="utf-8")
     del np
     done.write_text(json.dumps({"samples": samples, "models": models}))
     return models
@@ -158,7 +158,9 @@ def run_report(root: Path) -> dict:
            "--corpus-stats", str(root / "none.csv"), "--figures-dir", str(root / "figures"), "--tables-dir", str(root / "tables"),
            "--out", str(out / "index.html")]
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"mirage report failed ({done.returncode}): {done.stderr[-2000:]}")
     wall = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {"report_s": wall, "report_peak_rss_mb": rss}
