@@ -80,7 +80,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         prov = data.load_provenance(summary, slice_name, slice_params.model_dump(exclude={"models"}))
         models = figures.ordered(df["model"].unique(), slice_params.models)
         labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
-        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"))
+        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"), keep=data.GENERATION_FIELDS)
         estimate = data.load_estimate(Path(estimate_path or artefacts.estimate(slice_name)))
         probe_paths = [Path(x) for x in probe_files]
         probe = data.load_probe(probe_paths)

@@ -42,8 +42,10 @@ NO_INTERVAL_MARKER = "D"
 # data.degenerate_reason's words as the legend says them ("bootstrap degenerate": every bootstrap replicate is equal,
 # e.g. a rate of 0 everywhere).
 NO_INTERVAL_WORDS = {"bootstrap degenerate": "all resamples agree"}
-SLOT_INCHES = 0.5  # width one point and its "n=…" label need
+# Width (inches) one point and its "n=…" label need: beside the point for up to DENSE series, above it (rotated) for more.
+SLOT_INCHES, DENSE_SLOT_INCHES, DENSE = 0.6, 0.3, 3
 MAX_WIDTH = 16.0  # inches; wider panel grids wrap into more rows
+CAPTION_INCHES = 0.55  # below the axes: the provenance caption (add_caption), up to three lines
 FLOOR = {"color": "#9a9a9a", "alpha": 0.45, "linewidth": 0}
 FLOOR_LABEL = "identity-placebo floor"
 POOLS = ["none", *PROTOCOL_POOLS]
@@ -136,7 +138,8 @@ def _point_panels(
     xs = list(dict.fromkeys([*x_order, *ordered(rows[x].unique(), x_order)])) if all_x else ordered(rows[x].unique(), x_order)
     present = [s for s in styles if s in set(rows[series])]
     slot = 0.8 / max(1, len(present))
-    panel_w = max(3.6, len(xs) * max(0.95, SLOT_INCHES * len(present)) + 1.1)
+    dense = len(present) > DENSE
+    panel_w = max(3.6, len(xs) * max(0.95, (DENSE_SLOT_INCHES if dense else SLOT_INCHES) * len(present) / 0.8) + 1.1)
     ncols = max(1, min(len(panels), 3, int(MAX_WIDTH // panel_w)))
     nrows = math.ceil(len(panels) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel_w * ncols, 3.6 * nrows + 1.0), squeeze=False, sharey=True)
@@ -173,8 +176,12 @@ def _point_panels(
                     extent += [lo, hi]
                 extent.append(est)
                 n = "n=?" if pd.isna(r["n"]) else f"n={int(r['n']):,}"
-                ax.annotate(n, (xp, est), xytext=(5, 0), textcoords="offset points", ha="left", va="center", fontsize=6.5,
-                            color="#333333", zorder=5)
+                if dense:  # above the whisker, rotated: side by side they would run into the next series
+                    ax.annotate(n, (xp, est if reason else max(est, hi)), xytext=(0, 5), textcoords="offset points", rotation=90,
+                                ha="center", va="bottom", fontsize=6, color="#333333", zorder=5)
+                else:
+                    ax.annotate(n, (xp, est), xytext=(5, 0), textcoords="offset points", ha="left", va="center", fontsize=6.5,
+                                color="#333333", zorder=5)
         ax.set_xticks(np.arange(len(xs)), [(labels or {}).get(v, v) for v in xs], rotation=20 if len(xs) > 4 else 0,
                       ha="right" if len(xs) > 4 else "center")
         ax.set_xlim(-0.6, len(xs) - 0.4)
@@ -189,7 +196,7 @@ def _point_panels(
             ax.text(0.01, 0.99, "identity-placebo floor: not computed in this run", transform=ax.transAxes, va="top", fontsize=7, color="#555555")
     lo_y, hi_y = min(extent), max(extent)
     pad = max(hi_y - lo_y, 4.0) * 0.12
-    lo_y, hi_y = lo_y - pad, hi_y + pad
+    lo_y, hi_y = lo_y - pad, hi_y + pad * (2.5 if dense else 1)  # room for the rotated n labels
     if hi_y - lo_y < 5:  # near-zero data: a readable scale, not -0.04..0.04
         lo_y, hi_y = min(lo_y, -2 if zero_line else -0.5), max(hi_y, 5)
     axes.flat[0].set_ylim(lo_y, hi_y)
@@ -211,7 +218,7 @@ def _point_panels(
     legend_cols = len(names) if sum(widths) <= fig.get_figwidth() else max(1, int(fig.get_figwidth() / max(widths)))
     fig.legend(handles, names, loc="upper center", ncols=legend_cols, frameon=False, bbox_to_anchor=(0.5, 1.0), fontsize=9)
     top = 1 - (0.26 * math.ceil(len(names) / legend_cols) + 0.15) / fig.get_figheight()
-    fig.tight_layout(rect=(0, 0.07, 1, top))
+    fig.tight_layout(rect=(0, CAPTION_INCHES / fig.get_figheight(), 1, top))
     return fig, cov
 
 
@@ -334,7 +341,9 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
         return None, "metrics.csv has no bias estimate (dV, Delta_signed, Delta_abs, delta_t, xling_gap) with a value", ""
     whats = list(dict.fromkeys(rows["what"]))
     ms = ordered(rows["model"].unique(), models)
-    fig, axes = plt.subplots(1, len(ms), figsize=(7.8 * len(ms), 0.42 * len(whats) + 1.8), squeeze=False, sharey=True)
+    ncols = min(len(ms), 2)  # more models wrap into rows: the page shows the image at its width
+    nrows = math.ceil(len(ms) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(7.8 * ncols, (0.42 * len(whats) + 1.2) * nrows + 0.6), squeeze=False, sharey=True)
     computed = df.attrs.get("placebo_computed", False)
     cov = Coverage()
     for ax, m in zip(axes.flat, ms):
@@ -351,7 +360,7 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
             est = r["estimate"] * k
             cov.add(_interval_reason(r["why"], r["ci_low"], r["ci_high"]))
             if r["why"]:
-                ax.plot(est, y, NO_INTERVAL_MARKER, mfc="white", mec="#333333", label="no interval")
+                ax.plot(est, y, NO_INTERVAL_MARKER, mfc="white", mec="#333333", label="no interval (reason at right)")
                 right = f"n={int(r['n']) if not pd.isna(r['n']) else '?'} · {r['why']}"
             else:
                 if not (pd.isna(r["ci_low"]) or pd.isna(r["ci_high"])):
@@ -366,11 +375,15 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
         ax.set_xlabel("pp")
         ax.set_title(m + ("" if computed else " (identity-placebo floor not computed in this run)"), fontsize=10)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+    for ax in axes.flat[len(ms):]:
+        ax.set_visible(False)
     axes.flat[0].invert_yaxis()  # shared y: once flips every panel, first estimate on top
-    handles, names = axes.flat[0].get_legend_handles_labels()
-    uniq = dict(zip(names, handles))
+    uniq = {}
+    for ax in axes.flat:
+        handles, names = ax.get_legend_handles_labels()
+        uniq.update((n, h) for n, h in zip(names, handles) if n not in uniq)
     fig.legend(list(uniq.values()), list(uniq), loc="upper center", ncols=max(1, len(uniq)), frameon=False, bbox_to_anchor=(0.5, 1.0))
-    fig.tight_layout(rect=(0, 0.08, 1, 1 - 0.35 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, CAPTION_INCHES / fig.get_figheight(), 1, 1 - 0.35 / fig.get_figheight()))
     return fig, "", cov.sentence()
 
 

@@ -23,6 +23,7 @@ from mirage.report.tables import Table
 NOT_COMPUTED = "Not computed in this run"
 DEGENERATE = re.compile(r"^[-+\d.,]+ \([a-z ]+[,)]")  # '12.5 (n too small, n=2)': no interval shown
 GEN_TEXT = ["key", "text", "reasoning"]
+LONG_TABLE_ROWS = 25  # tables with more rows scroll inside a box of about that height
 
 
 @dataclass
@@ -201,7 +202,7 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
         headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
-        placebo_computed=placebo_computed)
+        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS)
 
 
 def write(path: Path, html: str) -> None:

@@ -172,9 +172,8 @@ def _write_shard(out: Path, name: str, shard: pd.DataFrame, codes: dict[str, dic
 def write_browser(table: pd.DataFrame, prompts: dict[str, str], models: list[str], data_dir: Path) -> dict:
     """Write the shard files into `data_dir` (replaced as a whole: no stale shard survives) and return the manifest
     the page embeds. Rows are sorted so that the variants of one base prompt sit side by side in a shard."""
-    table = table.copy()
-    for c in (*FILTERS, "harness", "decision", "base_id"):
-        table[c] = _text(table[c])
+    strata = [*FILTERS, "harness", "decision", "base_id"]
+    table = table.assign(**{c: _text(table[c]) for c in strata})  # a new frame; the text columns are shared, not copied
     ident_order = {v: i for i, v in enumerate(_values("identity", set(table["identity"]), []))}
     table["_ident"] = table["identity"].map(ident_order)
     table["_sample"] = pd.to_numeric(table["sample_index"], errors="coerce").fillna(0)
