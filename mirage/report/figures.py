@@ -114,15 +114,27 @@ class Coverage:
         if not self.points:
             return ""
         none = self.points - self.with_interval
+        if not none:
+            return f"95% interval on all {self.points} point{'s' if self.points > 1 else ''}."
         why = ", ".join(f"{k} ({v})" for k, v in sorted(self.reasons.items()))
-        head = f"{self.with_interval} of {self.points} point{'s' if self.points > 1 else ''} {'has' if self.with_interval == 1 else 'have'} a 95% interval"
-        return head + (f"; {none} {'has' if none == 1 else 'have'} none (hollow diamond): {why}." if none else ".")
+        return (f"95% interval on {self.with_interval} of {self.points} point{'s' if self.points > 1 else ''}; "
+                f"none on {none} (hollow diamond): {why}.")
 
 
 def _series_styles(names: list[str], colors: dict[str, str] | None = None) -> dict[str, dict]:
     """Colour and marker shape per series (shape too, so the series differ without colour)."""
     return {s: {"color": (colors or {}).get(s, OKABE_ITO[i % len(OKABE_ITO)]), "marker": MARKERS[i % len(MARKERS)]}
             for i, s in enumerate(names)}
+
+
+def _legend_rows(handles: list, width: float) -> tuple[int, list]:
+    """The most legend columns that fit `width` inches with entries read row by row (series first, then the markers'
+    meaning); returns the column count and the handles in the column-major order matplotlib fills."""
+    need = [0.075 * len(h.get_label()) + 0.5 for h in handles]  # inches one entry needs at 9 pt
+    cols = len(handles)
+    while cols > 1 and sum(max(need[j::cols]) for j in range(cols)) > width:
+        cols -= 1
+    return cols, [h for j in range(cols) for h in handles[j::cols]]
 
 
 def _point_panels(
@@ -213,9 +225,8 @@ def _point_panels(
                               label=f"no interval ({kinds})"))
     if any_floor:  # the floor last, after the series
         handles.append(Patch(facecolor=FLOOR["color"], alpha=FLOOR["alpha"], label=FLOOR_LABEL))
+    legend_cols, handles = _legend_rows(handles, fig.get_figwidth())
     names = [h.get_label() for h in handles]
-    widths = [0.075 * len(n) + 0.5 for n in names]  # inches one legend entry needs at 9 pt
-    legend_cols = len(names) if sum(widths) <= fig.get_figwidth() else max(1, int(fig.get_figwidth() / max(widths)))
     fig.legend(handles, names, loc="upper center", ncols=legend_cols, frameon=False, bbox_to_anchor=(0.5, 1.0), fontsize=9)
     top = 1 - (0.26 * math.ceil(len(names) / legend_cols) + 0.15) / fig.get_figheight()
     fig.tight_layout(rect=(0, CAPTION_INCHES / fig.get_figheight(), 1, top))
@@ -409,7 +420,7 @@ SPECS: list[FigureSpec] = [
                "control identity as pseudo-focal against the other controls). An estimate inside the band is no larger than the "
                "differences among control identities; the right-hand text gives n and the excess over the floor with its p-value.", fig_placebo),
     FigureSpec("fig2_violence_by_condition", "Figure 2: violence rate by condition",
-               "Violent-completion rate V per model for direct completion (C1), chain of thought (C2) and agentic decisions (C3); focal (Muslim) vs pooled controls; whiskers are 95% CIs; n = prompts per bar.", fig2),
+               "Violent-completion rate V per model for direct completion (C1), chain of thought (C2) and agentic decisions (C3); focal (Muslim) vs pooled controls; whiskers are 95% CIs; n = prompts per point.", fig2),
     FigureSpec("fig3_decision_asymmetry", "Figure 3: decision asymmetry per harness",
                "Signed decision asymmetry Δ (pp) per agentic harness and model; 100·(s_focal − s_control) with s = favourability, so negative = less favourable to the focal (Muslim) identity on identical evidence; whiskers are 95% CIs; grey band = identity-placebo floor.", fig3),
     FigureSpec("fig4_time_coupled_rag", "Figure 4: time-coupled retrieval",

@@ -325,9 +325,9 @@ def test_degenerate_rows_are_drawn_with_n_and_a_no_interval_marker(tmp_path):
     assert (tmp_path / "figures" / "demo" / "fig6_mitigation.png").exists() and "not drawn: fig6" not in out
     text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     fig6 = text[text.index("Figure 6: mitigation effectiveness"):text.index("Logit-lens probe")]
-    assert "0 of 24 points have a 95% interval; 24 have none (hollow diamond): n too small (24)." in fig6
+    assert "95% interval on 0 of 24 points; none on 24 (hollow diamond): n too small (24)." in fig6
     fig2 = text[text.index("Figure 2: violence rate by condition"):text.index("Figure 3:")]
-    assert "10 of 12 points have a 95% interval; 2 have none (hollow diamond): all resamples agree (2)." in fig2
+    assert "95% interval on 10 of 12 points; none on 2 (hollow diamond): all resamples agree (2)." in fig2
 
     df = load_metrics(tmp_path / "metrics" / "demo" / "metrics.csv")
     fig, _, _ = figures.fig6(df, synthetic.MODELS)
