@@ -40,7 +40,7 @@ torch-source:
 # Quiet about rule details and the host: the console shows the steps, each job's own progress and, at the end, the
 # run's summary (time, samples, where the report is; Snakefile `onsuccess`).
 demo: $(STAMP)
-	snakemake demo --cores all --quiet rules host
+	snakemake --cores all demo --quiet rules host
 
 lite:
 	snakemake --cores all lite
