@@ -214,9 +214,12 @@ def render(manifest: dict, slice_name: str, prompt_source: str, report_href: str
                                                       data_dir=manifest["dir"])
 
 
-def write(table: pd.DataFrame, prompts: dict[str, str], models: list[str], page: Path, slice_name: str, prompt_source: str,
-          report_href: str) -> None:
-    """The sample browser: `page` and the shard folder beside it (`samples/` for `samples.html`)."""
-    manifest = write_browser(table, prompts, models, page.with_suffix(""))
+def write(table: pd.DataFrame, prompts: dict[str, str], models: list[str], page: Path, data_dir: Path, slice_name: str,
+          prompt_source: str, report_href: str) -> None:
+    """The sample browser: `page` and its shard folder `data_dir`, which must sit beside it (the page loads its files by
+    the folder's name)."""
+    if data_dir.parent != page.parent:
+        raise ValueError(f"{data_dir} must be beside {page}")
+    manifest = write_browser(table, prompts, models, data_dir)
     with atomic_write(page) as fh:
         fh.write(render(manifest, slice_name, prompt_source, report_href))
