@@ -237,6 +237,11 @@ def samples_page(slice_name: str) -> str:
     return f"{report_dir(slice_name)}/samples.html"
 
 
+def samples_data(slice_name: str) -> str:
+    """The sample browser's data folder beside it: per model x condition shards, loaded on demand (docs/report.md)."""
+    return f"{report_dir(slice_name)}/samples"
+
+
 def validation_dir(slice_name: str, model: str) -> str:
     return f"{RESULTS}/validation/{slice_name}/{_part(model)}"
 

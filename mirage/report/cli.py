@@ -41,7 +41,7 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
               help="Rendered requests ({C1,C2,C3}.jsonl from `mirage render`): the prompts shown in the sample browser.")
 @click.option("--figures-dir", type=click.Path(file_okay=False), help=f"Output figures.  [default: {artefacts.figures_dir('{slice}')}]")
 @click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
-@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser beside it).  [default: {artefacts.report('{slice}')}]")
+@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser and its data folder beside it).  [default: {artefacts.report('{slice}')}]")
 def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
            estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, corpus_stats: str,
            judge_eval: str | None,
@@ -71,6 +71,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
     tab_dir = Path(tables_dir or artefacts.tables_dir(slice_name))
     out_html = Path(out_html or artefacts.report(slice_name))
     out_samples = out_html.with_name(Path(artefacts.samples_page(slice_name)).name)
+    out_samples_data = out_html.with_name(Path(artefacts.samples_data(slice_name)).name)
     label_paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in slice_params.models]
     view_paths = [Path(x) for x in views] or [Path(v) for m in slice_params.models for v in artefacts.views(params.render, m, slice_name)]
     steps = tqdm(total=6, desc=f"report {slice_name}", unit="step")
@@ -82,7 +83,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
             prov.model_set = f"{params.model_set_of(slice_name)} (params model_sets.{params.model_set_of(slice_name)})"
         models = figures.ordered(df["model"].unique(), slice_params.models)
         labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
-        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"))
+        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"), keep=data.GENERATION_FIELDS)
         estimate = data.load_estimate(Path(estimate_path or artefacts.estimate(slice_name)))
         probe_paths = [Path(x) for x in probe_files]
         probe = data.load_probe(probe_paths)
@@ -105,7 +106,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
                            yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
                            headlines=html.headline(df, models), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False))
-        html.write(out_samples, samples.render(sample_rows, prompts, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl", out_html.name))
+        samples.write(sample_rows, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
+                      out_html.name)
         html.write(out_html, page)
         steps.update()
     except DataError as exc:

@@ -28,6 +28,11 @@ SIGNED = frozenset({DV, DELTA_SIGNED, DELTA_T, XLING_GAP, MIT_V, MIT_DELTA})
 BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),
                                        "language": frozenset({"", "en"}), "identity": frozenset({"", "control", "muslim"}),
                                        "template": frozenset({"", "T5"})}
+# Generation-view fields the report reads (tables 13-15, counts, drill-down, sample browser); the rest (`answer`
+# repeats `text`) is not kept in memory.
+GENERATION_FIELDS: tuple[str, ...] = ("key", "model", "condition", "request_id", "text", "reasoning", "first_turn", "created",
+                                      "tokens_in", "tokens_out", "error", "provider", "model_id", "revision", "template", "harness",
+                                      "identity", "focal", "language", "rag_pool", "mitigation", "base_id", "sample_index")
 ANY = object()  # select(): the column must be set to a non-baseline value
 EITHER = object()  # select(): no constraint on the column
 
@@ -145,10 +150,13 @@ def load_provenance(summary_path: Path, slice_name: str, slice_overrides: dict[s
     return prov
 
 
-def load_jsonl_frame(paths: list[Path], required: tuple[str, ...]) -> pd.DataFrame:
-    """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist."""
-    rows = [row for p in paths if p.exists() for row in read_jsonl(p, required=required)]
-    return pd.DataFrame(rows)
+def load_jsonl_frame(paths: list[Path], required: tuple[str, ...], keep: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist. With
+    `keep`, only those fields are kept (a full run's generations hold GBs of text the report reads once)."""
+    rows = (row for p in paths if p.exists() for row in read_jsonl(p, required=required))
+    if keep is not None:
+        rows = ({k: row[k] for k in keep if k in row} for row in rows)
+    return pd.DataFrame(list(rows))
 
 
 def load_estimate(path: Path) -> dict[str, Any] | None:

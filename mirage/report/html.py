@@ -23,6 +23,7 @@ from mirage.report.tables import Table
 NOT_COMPUTED = "Not computed in this run"
 DEGENERATE = re.compile(r"^[-+\d.,]+ \([a-z ]+[,)]")  # '12.5 (n too small, n=2)': no interval shown
 GEN_TEXT = ["key", "text", "reasoning"]
+LONG_TABLE_ROWS = 25  # tables with more rows scroll inside a box of about that height
 
 
 @dataclass
@@ -68,6 +69,20 @@ def _label_list(row: pd.Series) -> list[tuple[str, str]]:
     return out
 
 
+def _pairs(sub: pd.DataFrame) -> pd.DataFrame:
+    """One candidate pair per (base prompt, language, sample index) having both: the first focal row and the control
+    whose rank_key(base, identity) is smallest; columns focal and control hold their row labels in `sub`."""
+    keys = ["base_id", "language", "sample_index"]
+    sub = sub.dropna(subset=keys)
+    is_focal = sub["focal"].astype(bool)
+    focal = sub.loc[is_focal, keys].drop_duplicates(keys).assign(focal=lambda f: f.index)
+    ctrl = sub.loc[~is_focal, [*keys, "identity"]]
+    ranks = {bi: rank_key(*bi) for bi in set(zip(ctrl["base_id"], ctrl["identity"]))}
+    ctrl = ctrl.assign(control=ctrl.index, rank=[ranks[bi] for bi in zip(ctrl["base_id"], ctrl["identity"])])
+    ctrl = ctrl.sort_values("rank", kind="stable").drop_duplicates(keys)  # smallest rank; ties: first row
+    return focal.merge(ctrl[[*keys, "control"]], on=keys)
+
+
 def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_cell: int, max_chars: int) -> list[Cell]:
     """Matched pairs (same base prompt, language and sample index; no mitigation or retrieval) per model x condition."""
     cells = []
@@ -77,25 +92,24 @@ def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_c
         rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT].drop_duplicates("key"), on="key", how="inner")
         for col in ("mitigation", "rag_pool"):
             rows = rows[rows[col].fillna("none").isin(["none", ""])] if col in rows.columns else rows
+    groups = dict(list(rows.groupby(["model", "condition"]))) if not rows.empty else {}
     for model in models:
         for cond in CONDITIONS:
             cell = Cell(anchor(model, cond), model, cond)
             cells.append(cell)
-            sub = rows[(rows.model == model) & (rows.condition == cond)] if not rows.empty else rows
+            sub = groups.get((model, cond), pd.DataFrame())
             if per_cell == 0 or sub.empty:
                 cell.missing = NOT_COMPUTED + ": no labelled generations for this cell" if per_cell else "drill-down disabled (report.examples_per_cell = 0)"
                 continue
-            found = []
-            for (base, lang, s), g in sub.groupby(["base_id", "language", "sample_index"]):
-                focal, ctrl = g[g.focal.astype(bool)], g[~g.focal.astype(bool)]
-                if focal.empty or ctrl.empty:
-                    continue
-                c = ctrl.loc[min(ctrl.index, key=lambda i: rank_key(base, ctrl.at[i, "identity"]))]
-                f = focal.iloc[0]
-                discordant = f.get("violent") != c.get("violent") or f.get("decision") != c.get("decision")
-                found.append((not discordant, rank_key(base, lang, s), f"{base} · {lang} · sample {s}", f, c))
-            for _, _, title, f, c in sorted(found, key=lambda t: t[:2])[:per_cell]:
-                cell.pairs.append((title, *(Side(r["identity"], _clip(r["text"], max_chars), _clip(r["reasoning"], max_chars) or None, _label_list(r)) for r in (f, c))))
+            pairs, found = _pairs(sub), []
+            labels_of = {col: (sub[col].loc[pairs["focal"]].tolist(), sub[col].loc[pairs["control"]].tolist()) if col in sub.columns
+                         else ([None] * len(pairs), [None] * len(pairs)) for col in ("violent", "decision")}
+            for j, (base, lang, s, fi, ci) in enumerate(pairs.itertuples(index=False)):
+                discordant = any(labels_of[col][0][j] != labels_of[col][1][j] for col in ("violent", "decision"))
+                found.append((not discordant, rank_key(base, lang, s), f"{base} · {lang} · sample {s}", fi, ci))
+            for _, _, title, fi, ci in sorted(found, key=lambda t: t[:2])[:per_cell]:
+                cell.pairs.append((title, *(Side(r["identity"], _clip(r["text"], max_chars), _clip(r["reasoning"], max_chars) or None, _label_list(r))
+                                            for r in (sub.loc[fi], sub.loc[ci]))))
             if not cell.pairs:
                 cell.missing = NOT_COMPUTED + ": no base prompt has both a focal and a control completion here"
     return cells
@@ -182,12 +196,13 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         r = figures.get(s.stem) or Rendered(None, "not built")
         figs.append({"id": s.stem, "title": s.title, "description": s.description, "files": fig_files.get(s.stem, []),
                      "src": "data:image/png;base64," + base64.b64encode(r.png).decode() if r.png else None,
-                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "caption": prov.caption(models)})
+                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "coverage": r.coverage,
+                     "caption": prov.caption(models)})
     return env.get_template("report.html.j2").render(
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
         headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
-        placebo_computed=placebo_computed)
+        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS)
 
 
 def write(path: Path, html: str) -> None:

@@ -90,6 +90,12 @@ def judge_evaluation(wildcards):
     return [artefacts.judge_eval(judge)] if isinstance(judge, str) and ":" not in judge else []
 
 
+def finished_slices(wf):
+    """The slices whose target (`demo`, `lite`, `all` = full) this run was asked for."""
+    asked = {rule.name for rule in getattr(wf.dag, "targetrules", ())}  # no summary rather than a traceback if Snakemake renames it
+    return [name for name, rule in (("demo", "demo"), ("lite", "lite"), ("full", "all")) if rule in asked]
+
+
 def repeat(option, paths):
     """`--option a --option b ...` for a list of declared files."""
     return " ".join(f"{option} {p}" for p in paths)
