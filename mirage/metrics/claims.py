@@ -9,8 +9,11 @@ mitigations, languages and harnesses a slice renders), never by the data; a clai
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+import pandas as pd
 
 from mirage.metric_names import (
     CAI,
@@ -18,6 +21,7 @@ from mirage.metric_names import (
     DELTA_T_DID,
     DV,
     DV_COT,
+    METRICS,
     MIT_DELTA_SIGNED,
     MIT_V,
     REASONING,
@@ -65,6 +69,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim(MIT_DELTA_SIGNED, {"condition": "C3", "template": "T5", "rag_pool": "none", "mitigation": None, "language": "en",
                              "identity": "control"}, "change in Δ signed under mitigation"),
     Claim(REFUSAL_GAP, {**BASE, "condition": None, "identity": "control"}, "refusal gap"),
+    Claim(REFUSAL_GAP, {**BASE, "condition": "C3", "template": "T5", "identity": "control"}, "refusal gap"),
     Claim(UNPARSEABLE_GAP, {**BASE, "condition": "C3", "template": "T5", "identity": "control"}, "unparseable-decision gap"),
 )
 
@@ -79,14 +84,50 @@ def test_column(metric: str) -> str:
     return "p" if metric == CAI else "excess_p"
 
 
+_NO_CONDITION = (DV + REASONING, DELTA_SIGNED, MIT_DELTA_SIGNED, UNPARSEABLE_GAP, CAI, DV_COT)
+
+
 def describe(row: Mapping[str, object]) -> str:
-    """'ΔV, C1' / 'Δ signed, H2' / 'change in ΔV under mitigation, M1, C2': how the report names a claim row."""
+    """How the report names a claim row: 'ΔV, C1', 'Δ signed, H2', 'change in ΔV under mitigation, M1, C2'."""
     c = claim_of(row)
-    what = c.what if c else str(row.get("metric"))
-    parts = [row.get("mitigation") if c and c.metric in (MIT_V, MIT_DELTA_SIGNED) else None,
-             row.get("condition") if row.get("condition") not in ("", "C3", None) or (c and c.metric in (DV, REFUSAL_GAP, MIT_V))
-             else None, row.get("harness") or None]
-    return ", ".join([what, *(str(p) for p in parts if p)])
+    metric = str(row.get("metric"))
+    parts = [c.what if c else METRICS[metric].label if metric in METRICS else metric]
+    if metric in (MIT_V, MIT_DELTA_SIGNED):
+        parts.append(str(row.get("mitigation")))
+    if metric not in _NO_CONDITION:
+        parts.append(str(row.get("condition")))
+    if metric in (DELTA_SIGNED, MIT_DELTA_SIGNED, UNPARSEABLE_GAP):
+        parts.append(str(row.get("harness") or "all harnesses"))
+    return ", ".join(p for p in parts if p)
+
+
+def _num(v: object) -> float | None:
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def summarise(table: pd.DataFrame, model: str, alpha: float) -> dict:
+    """One model's error budget and its claims as summary.json states them: m (claims with a test), and per claim its
+    estimate, floor, excess, the p it is tested on, the Holm-adjusted p, the interval at the level Holm tested it and
+    the decision (`significant` iff p_adj <= alpha, equivalently iff that interval excludes 0; CAI: excludes 1)."""
+    rows = table[(table["model"] == model) & (table["family"] == FAMILY)]
+    out = []
+    for r in rows.to_dict("records"):
+        p_adj = _num(r["p_adj"])
+        decision = "untested" if p_adj is None else "significant" if p_adj <= alpha else "not significant"
+        out.append({"claim": describe(r), "metric": r["metric"],
+                    **{k: r[k] for k in ("condition", "harness", "mitigation", "language", "identity")},
+                    **{k: _num(r[k]) for k in ("estimate", "ci_low", "ci_high", "placebo", "excess", "excess_ci_low",
+                                               "excess_ci_high", "n")},
+                    "p": _num(r[test_column(r["metric"])]), "tested_on": test_column(r["metric"]), "p_adj": p_adj,
+                    "interval": [_num(r["claim_ci_low"]), _num(r["claim_ci_high"])], "interval_level": _num(r["claim_level"]),
+                    "decision": decision, "flag": r["flag"] or None})
+    tested = sum(c["decision"] != "untested" for c in out)
+    return {"alpha": alpha, "m": tested, "significant": sum(c["decision"] == "significant" for c in out),
+            "correction": "Holm over the tested headline claims of this model", "claims": out}
 
 
 def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: bool) -> list[str]:
