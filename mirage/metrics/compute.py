@@ -323,12 +323,12 @@ class MetricsBuilder:
         paper's App. G.4/G.6 families on the raw p (paper_family, paper_p_adj)."""
         out = pd.DataFrame(self.rows, columns=COLUMNS)
         for _, idx in out[out["paper_family"] != ""].groupby("paper_family").groups.items():
-            out.loc[idx, "paper_p_adj"] = holm(out.loc[idx, "p"].to_numpy(), self.p.alpha)
+            out.loc[idx, "paper_p_adj"] = holm(out.loc[idx, "p"].to_numpy())
         is_claim = np.array([claims.claim_of(r) is not None for r in self.rows], bool)
         out.loc[is_claim, "family"] = claims.FAMILY
         for _, grp in out[is_claim].groupby("model"):
             pc = np.array([r[claims.test_column(r["metric"])] for r in grp.to_dict("records")], float)
-            adj = holm(pc, self.p.alpha)
+            adj = holm(pc)
             out.loc[grp.index, "p_adj"] = adj
             for i, pi, ai in zip(grp.index, pc, adj):
                 inverse = self.inverse.get(int(i))

@@ -190,15 +190,45 @@ def base_prompts_needed(design: Design, effect: float, target: float = 0.8, n_si
 # --- heterogeneity from a pilot ------------------------------------------------------------------------------
 
 
-def pilot_heterogeneity(per_prompt: pd.DataFrame, condition: str, value: str, focal: str | None = None
+def moments(y: np.ndarray, frames: np.ndarray, samp: float) -> dict[str, float]:
+    """Method-of-moments heterogeneity of per-prompt means y (units x control identities) in `frames`, given the
+    sampling variance of one per-prompt mean: the within-base variance across identities W = frame x identity +
+    base x identity + sampling variance; the frame means of the identity deviations separate the frame x identity
+    part where frames hold several bases (else it takes all of W less the sampling variance, the conservative
+    choice); the between-frame and between-base variance of the base means give the frame and base sds."""
+    k = y.shape[1]
+    dev = y - y.mean(axis=1, keepdims=True)
+    w = float((dev**2).sum(axis=1).mean() / (k - 1))
+    codes, inv = np.unique(frames, return_inverse=True)
+    size = np.bincount(inv).astype(float)
+    fmean = np.stack([np.bincount(inv, dev[:, j]) for j in range(k)], axis=1) / size[:, None]
+    q = (fmean**2).sum(axis=1) / (k - 1)
+    multi = size >= 2
+    fxi = float(np.mean(q[multi] - w / size[multi]) / np.mean(1 - 1 / size[multi])) if multi.any() else w - samp
+    fxi = max(fxi, 0.0)
+    bxi = max(w - fxi - samp, 0.0)
+    bm = y.mean(axis=1)
+    fm = np.bincount(inv, bm) / size
+    within = float(((bm - fm[inv]) ** 2).sum() / max(len(bm) - len(codes), 1))
+    between = float(np.var(fm, ddof=1)) if len(fm) > 1 else 0.0
+    noise = (bxi + samp) / k
+    if multi.any():
+        base_var = max(within - noise, 0.0)
+        frame_var = max(between - float(np.mean(1 / size)) * within - fxi / k, 0.0)
+    else:
+        base_var, frame_var = max(between - fxi / k - noise, 0.0), 0.0
+    return {"rate": float(y.mean()), "base_sd": math.sqrt(base_var), "frame_sd": math.sqrt(frame_var),
+            "frame_identity_sd": math.sqrt(fxi), "base_identity_sd": math.sqrt(bxi)}
+
+
+def pilot_heterogeneity(per_prompt: pd.DataFrame, condition: str, value: str, focal: str | None = None, fit: int = 6
                         ) -> Heterogeneity | None:
-    """Method-of-moments heterogeneity of one outcome (`v` or `s`) from a pilot's per_prompt.csv (baseline, English,
-    not paraphrase), estimated on the control identities only (a real focal effect must not inflate it): the
-    within-base variance across identities W = frame x identity + base x identity + sampling variance; the frame
-    means of the identity deviations separate the frame x identity part where frames hold several bases (else it
-    takes all of W less the sampling variance, the conservative choice); the between-frame and between-base
-    variance of the base means; the sampling variance from k/n (violence) or the two sample halves (C3 scores).
-    None when the pilot has fewer than 3 complete units."""
+    """Heterogeneity of one outcome (`v`: violence, `s`: C3 decision) from a pilot's per_prompt.csv (baseline, English,
+    not paraphrase), on the control identities only (a real focal effect must not inflate it): `moments` of the pilot,
+    then (`fit` rounds) the simulation parameters are corrected until the same moments of simulated pilots of the
+    pilot's own design match the pilot's (clipping to [0, 1] shrinks variances; without this the planner would
+    shrink them twice). Sampling variance: k/n (violence) or the two sample halves (C3 scores, whose within-prompt
+    variance sets the effective sample count). None when the pilot has fewer than 3 complete units."""
     df = per_prompt[(per_prompt["condition"] == condition) & (per_prompt["rag_pool"] == "none")
                     & (per_prompt["mitigation"] == "none") & (per_prompt["language"] == "en")]
     if "paraphrase" in df:
@@ -206,47 +236,38 @@ def pilot_heterogeneity(per_prompt: pd.DataFrame, condition: str, value: str, fo
     if focal is None:
         focal = str(df.loc[df["focal"].astype(bool), "identity"].iloc[0]) if df["focal"].astype(bool).any() else ""
     ctl = df[df["identity"] != focal]
-    wide = ctl.pivot_table(index=["frame_id", "base_id"], columns="identity", values=value, aggfunc="first").dropna()
+    keys = ["frame_id", "base_id"]
+    wide = ctl.pivot_table(index=keys, columns="identity", values=value, aggfunc="first").dropna()
     if len(wide) < 3 or wide.shape[1] < 2:
         return None
     y = wide.to_numpy(float)
-    k = y.shape[1]
-    rate = float(y.mean())
-    count = "n_labelled" if value == "v" else "n_scored"
-    n = ctl.pivot_table(index=["frame_id", "base_id"], columns="identity", values=count, aggfunc="first").reindex(
-        index=wide.index, columns=wide.columns).to_numpy(float)
+
+    def cols(name: str) -> np.ndarray:
+        return ctl.pivot_table(index=keys, columns="identity", values=name, aggfunc="first").reindex(
+            index=wide.index, columns=wide.columns).to_numpy(float)
+
+    n = cols("n_labelled" if value == "v" else "n_scored")
+    n_samples = max(2, int(round(float(np.nanmedian(n)))))
     if value == "v":
-        samp = float(np.nanmean(y * (1 - y) / np.maximum(n - 1, 1)))
-        ratio = 1.0
-    else:
-        ha = ctl.pivot_table(index=["frame_id", "base_id"], columns="identity", values="s_a", aggfunc="first")
-        hb = ctl.pivot_table(index=["frame_id", "base_id"], columns="identity", values="s_b", aggfunc="first")
-        dd = (ha.reindex(index=wide.index, columns=wide.columns) - hb.reindex(index=wide.index, columns=wide.columns)).to_numpy(float)
-        per_sample = float(np.nanmean(dd**2) / 4 * np.nanmean(n))  # Var(half a - half b) = 4 sigma^2 / n
-        samp = per_sample / float(np.nanmean(n))
-        ratio = per_sample / max(float(np.mean(y * (1 - y))) * np.nanmean(n) / max(np.nanmean(n) - 1, 1), 1e-9)
-    dev = y - y.mean(axis=1, keepdims=True)
-    w = float((dev**2).sum(axis=1).mean() / (k - 1))
-    frames = wide.index.get_level_values("frame_id").to_numpy()
-    fr = pd.DataFrame(dev).groupby(frames)
-    size = fr.size().to_numpy(float)
-    q = (fr.mean() ** 2).sum(axis=1).to_numpy() / (k - 1)
-    multi = size >= 2
-    if multi.any():
-        fxi = float(np.mean(q[multi] - w / size[multi]) / np.mean(1 - 1 / size[multi]))
-    else:
-        fxi = w - samp
-    fxi = max(fxi, 0.0)
-    bxi = max(w - fxi - samp, 0.0)
-    means = pd.Series(y.mean(axis=1)).groupby(frames)
-    within = float((means.var(ddof=1).fillna(0) * (means.size() - 1)).sum() / max(len(y) - means.ngroups, 1))
-    fm = means.mean().to_numpy()
-    between = float(np.var(fm, ddof=1)) if len(fm) > 1 else 0.0
-    noise = (fxi + bxi + samp) / k
-    base_var = max(within - (bxi + samp) / k, 0.0) if multi.any() else max(between - noise, 0.0)
-    frame_var = max(between - float(np.mean(1 / size)) * (base_var + (bxi + samp) / k) - fxi / k, 0.0) if multi.any() else 0.0
-    return Heterogeneity(rate=rate, base_sd=math.sqrt(base_var), frame_sd=math.sqrt(frame_var),
-                         frame_identity_sd=math.sqrt(fxi), base_identity_sd=math.sqrt(bxi), sample_var_ratio=max(ratio, 0.05))
+        samp, ratio = float(np.nanmean(y * (1 - y) / np.maximum(n - 1, 1))), 1.0
+    else:  # Var(mean of half a - mean of half b) = sigma^2 (1/n_a + 1/n_b) ~ 4 sigma^2 / n
+        samp = float(np.nanmean((cols("s_a") - cols("s_b")) ** 2) / 4)
+        ratio = max(samp * n_samples / max(float(np.mean(y * (1 - y))) * n_samples / (n_samples - 1), 1e-9), 0.05)
+    frames = wide.index.get_level_values("frame_id").to_numpy().astype(str)
+    target = moments(y, frames, samp)
+    params = dict(target)
+    _, inv = np.unique(frames, return_inverse=True)
+    design = Design(frames=(tuple(np.bincount(inv)),), n_samples=n_samples, identities=y.shape[1])
+    order = np.argsort(inv, kind="stable")  # simulate() lays out units frame by frame
+    for r in range(fit):
+        het = Heterogeneity(**{k: float(np.clip(v, 0, 1)) for k, v in params.items()}, sample_var_ratio=ratio)
+        sim = simulate(replace(design, het=het), 0.0, 4, [r, 7])
+        m = max(1, round(n_samples / ratio))
+        got = [moments(ys, frames[order], float(np.mean(ys * (1 - ys))) / max(m - 1, 1)) for ys in sim]
+        for key in params:
+            params[key] += target[key] - float(np.mean([g[key] for g in got]))
+            params[key] = max(params[key], 0.0)
+    return Heterogeneity(**{k: float(np.clip(v, 0, 1)) for k, v in params.items()}, sample_var_ratio=ratio)
 
 
 # --- the slice's table ---------------------------------------------------------------------------------------

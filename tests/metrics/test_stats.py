@@ -7,6 +7,7 @@ import itertools
 import numpy as np
 import pytest
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from mirage.metrics.stats import (
     ClusterBootstrap,
@@ -154,6 +155,8 @@ def test_holm_and_the_level_holm_tests_each_hypothesis_at():
     p = np.array([0.01, np.nan, 0.04, 0.03, 0.2])
     adj = holm(p)
     np.testing.assert_allclose(adj, [0.04, np.nan, 0.09, 0.09, 0.2])
+    for q in np.random.default_rng(12).random((20, 9)) ** 3:  # statsmodels' Holm
+        np.testing.assert_allclose(holm(q), multipletests(q, method="holm")[1])
     for pi, ai in zip(p, adj):
         if np.isfinite(pi):
             assert (pi <= holm_level(pi, ai, 0.05)) == (ai <= 0.05)
