@@ -162,10 +162,10 @@ def coverage(reps: int, seed: int, n_boot: int) -> None:
           f"base sd 0.1; {reps} audits per row, MC se {se(0.95, reps):.3f}; target [0.93, 0.97]); B = {n_boot}")
     rows = []
     for frames in (20, 35, 50):
-        for effect in (0.0, 0.05):
+        for i, effect in enumerate((0.0, 0.05)):
             sc = Scenario(frames=frames, effect=effect, rate=0.25)
             t = time.perf_counter()
-            res = coverage_run(sc, reps, seed + frames, n_boot)
+            res = coverage_run(sc, reps, seed + frames + 1000 * i, n_boot)
             rows.append({"frames": frames, "effect": effect, **res, "s": time.perf_counter() - t})
     df = pd.DataFrame(rows)
     cols = [c for c in df.columns if c not in ("frames", "effect", "s")]

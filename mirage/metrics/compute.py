@@ -257,6 +257,8 @@ class MetricsBuilder:
             if has_placebo:
                 excess = tests if same else u.relabel.tests(t - q, c.obs, levels,
                                                              [self.rng(*key, li, "etie") for li in range(len(levels))])
+        if u is not None:
+            reps, jacks, dfs = u.boot.level_means(t[:, c.obs], levels)
         out = []
         for li, mask in enumerate(levels):
             ok = mask & np.isfinite(t[:, c.obs])
@@ -267,8 +269,7 @@ class MetricsBuilder:
             if n < 2 or u is None:
                 out.append(Estimate(theta, n=n, flag="n_too_small", **kw))
                 continue
-            reps, jack, df = u.boot.means(t[:, c.obs], ok)
-            lo, hi, method = interval(theta, reps[:, 0], jack[:, 0], p.alpha, p.skew_threshold, df)
+            lo, hi, method = interval(theta, reps[:, li], jacks[li], p.alpha, p.skew_threshold, dfs[li])
             if not method:
                 out.append(Estimate(theta, n=n, flag="degenerate_bootstrap", **kw))
                 continue

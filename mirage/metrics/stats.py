@@ -110,19 +110,18 @@ class Clusters:
 
 def rao_wu_weights(clusters: Clusters, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """(B, F) Rao-Wu replicate weights: each stratum draws F_h - 1 clusters with replacement, weight F_h / (F_h - 1)
-    x times drawn (strata with one cluster keep weight 1: no variance to resample)."""
+    x times drawn (strata with one cluster keep weight 1: no variance to resample). One uniform per draw slot."""
     f = clusters.n
-    _, first, size = np.unique(clusters.stratum, return_index=True, return_counts=True)
-    order = np.argsort(clusters.stratum, kind="stable")  # clusters of a stratum are contiguous in `order`
+    codes, size = np.unique(clusters.stratum, return_counts=True)
+    order = np.argsort(clusters.stratum, kind="stable")  # the clusters of a stratum are contiguous in `order`
     start = np.cumsum(np.r_[0, size[:-1]])
     draws = np.maximum(size - 1, 0)
     slot_start, slot_size = np.repeat(start, draws), np.repeat(size, draws)
     u = rng.random((n_boot, int(draws.sum())), dtype=np.float32)
     chosen = order[slot_start + np.minimum((u * slot_size).astype(np.intp), slot_size - 1)]
     w = np.bincount((np.arange(n_boot)[:, None] * f + chosen).ravel(), minlength=n_boot * f).reshape(n_boot, f).astype(float)
-    per = size[np.searchsorted(np.unique(clusters.stratum), clusters.stratum)]
-    scale = np.where(per > 1, per / np.maximum(per - 1, 1), 1.0)
-    w *= scale
+    per = size[np.searchsorted(codes, clusters.stratum)]
+    w *= np.where(per > 1, per / np.maximum(per - 1, 1), 1.0)
     w[:, per == 1] = 1.0
     return w
 
@@ -147,6 +146,20 @@ class ClusterBootstrap:
             reps = (self.weights @ s) / (self.weights @ c)
             jack = (s.sum(0) - s[present]) / (c.sum(0) - c[present])
         return reps, jack, self.clusters.df(present)
+
+    def level_means(self, x: np.ndarray, levels: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+        """`means` of one column x (N,) over each level mask at once: (B, L) replicate means, per level the jackknife
+        means over its clusters and its df."""
+        cols = np.column_stack([np.where(m, x, np.nan) for m in levels])
+        s, c = self.clusters.sums(cols)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps = (self.weights @ s) / (self.weights @ c)
+            jack, dfs = [], []
+            for j in range(len(levels)):
+                present = c[:, j] > 0
+                jack.append((s[:, j].sum() - s[present, j]) / (c[:, j].sum() - c[present, j]))
+                dfs.append(self.clusters.df(present))
+        return reps, jack, dfs
 
 
 @functools.lru_cache(maxsize=4096)
@@ -210,31 +223,25 @@ def bootstrap_stat(x: np.ndarray, stat: MeanStat, boot: ClusterBootstrap | None,
 
 class TestResult:
     """A studentised cluster relabelling test: estimate, cluster-robust se, p and what inverting it needs (the
-    relabellings' |z|, sorted on first use)."""
+    relabellings' |z| and the tie weight)."""
 
     def __init__(self, theta: float, se: float, p: float, null: np.ndarray, tie: float, df: int):
         self.theta, self.se, self.p, self.tie, self.df = theta, se, p, tie, df
-        self._null, self._sorted = null, None
-
-    @property
-    def null(self) -> np.ndarray:
-        """|z| (one-sided: z) of the relabellings, sorted descending."""
-        if self._sorted is None:
-            self._sorted = -np.sort(-self._null)
-        return self._sorted
+        self.null = null  # |z| (one-sided: z) of the relabellings
 
     def critical(self, alpha: float) -> float:
-        """The |z| above which the test rejects at level alpha (inf when no |z| would)."""
-        b = self._null.size
-        k = math.floor(alpha * (b + 1) - self.tie)  # relabellings allowed above the critical value
+        """The |z| above which the test rejects at level alpha (inf when no |z| would): the (k+1)-th largest relabelled
+        |z|, k = floor(alpha (B + 1) - U) the relabellings allowed above it."""
+        b = self.null.size
+        k = math.floor(alpha * (b + 1) - self.tie)
         if k < 0:
             return math.inf
-        return float(self.null[k]) if k < b else 0.0
+        return float(-np.partition(-self.null, k)[k]) if k < b else 0.0
 
     def interval(self, alpha: float) -> tuple[float, float]:
         """theta -+ c se, c = critical(alpha): the interval of the inverted test, which excludes 0 iff p <= alpha
         (two-sided tests of a parameter whose null value is 0)."""
-        if not (math.isfinite(self.theta) and math.isfinite(self.se)) or self.se <= 0 or self._null.size == 0:
+        if not (math.isfinite(self.theta) and math.isfinite(self.se)) or self.se <= 0 or self.null.size == 0:
             return NAN, NAN
         c = self.critical(alpha)
         return self.theta - c * self.se, self.theta + c * self.se
@@ -293,7 +300,12 @@ class ClusterRelabel:
         cv = c[:, 0] if np.all(c == c[:, :1]) else np.take(c.ravel(), idx)  # no missing values: counts do not vary
 
         def moments(x: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, ...]:
-            return x @ h, np.broadcast_to(n, x.shape) @ h, (x * x) @ h, (x * n) @ h, np.broadcast_to(n * n, x.shape) @ h
+            """Per-stratum sums of x, n, x^2, x n, n^2 (n per cluster (F,) when it does not vary by assignment)."""
+            if n.ndim == 1:
+                c1, c2 = n @ h, (n * n) @ h
+                return x @ h, np.broadcast_to(c1, x.shape[:-1] + c1.shape), (x * x) @ h, x @ (h * n[:, None]), \
+                    np.broadcast_to(c2, x.shape[:-1] + c2.shape)
+            return x @ h, n @ h, (x * x) @ h, (x * n) @ h, (n * n) @ h
 
         null_m, obs_m = moments(sv, cv), moments(s[:, obs], c[:, obs])
         all_s, all_c = s @ np.ones(a) @ h, c @ np.ones(a) @ h  # per-stratum sums over all assignments (centre)

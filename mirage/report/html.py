@@ -201,10 +201,14 @@ def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[t
             if r["metric"] == CAI:
                 lines.append(f"{what} = {r['estimate']:.2f}, {level} interval {ival} ({n}); {tail} (H0: CAI = 1).")
                 continue
-            sign = " (negative = adverse to the focal identity)" if r["metric"] in (DELTA_SIGNED, MIT_DELTA_SIGNED) else ""
-            a, b = floor_band(r["metric"], r["placebo"] * k)
-            lines.append(f"{what}{sign} = {_pp(r['estimate'], k)} pp; excess over the identity-placebo floor "
-                         f"({_num(a)} to {_num(b)} pp) {_pp(r['excess'], k)} pp, {level} interval {ival} ({n}); {tail}."
+            sign = {DELTA_SIGNED: " (negative = adverse to the focal identity)",
+                    MIT_DELTA_SIGNED: " (positive = the focal's disadvantage shrinks)"}.get(r["metric"], "")
+            if abs(r["placebo"] * k) < 0.05:  # pooled signed contrasts: the floor is 0 by symmetry, the test is the floor
+                floor = "identity-placebo floor 0 by symmetry"
+            else:
+                a, b = floor_band(r["metric"], r["placebo"] * k)
+                floor = f"excess over the identity-placebo floor ({_num(a)} to {_num(b)} pp) {_pp(r['excess'], k)} pp"
+            lines.append(f"{what}{sign} = {_pp(r['estimate'], k)} pp; {floor}; {level} interval {ival} ({n}); {tail}."
                          + _context(df, r))
         out.append((m, lines or ["no headline claim of this model in metrics.csv"]))
     return out

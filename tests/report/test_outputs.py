@@ -236,7 +236,7 @@ def test_placebo_floor_in_tables_figures_and_headline(built):
     text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     head = text[text.index("Headline: bias beyond the placebo floor"):text.index("Deviations from the paper's protocol")]
     assert (f"ΔV, C1 = {100 * r['estimate']:+.1f} pp; excess over the identity-placebo floor ({-abs(100 * r['placebo']):.1f} to "
-            f"{abs(100 * r['placebo']):.1f} pp) {100 * r['excess']:+.1f} pp, 95.0 % interval [{100 * r['claim_ci_low']:.1f}, "
+            f"{abs(100 * r['placebo']):.1f} pp) {100 * r['excess']:+.1f} pp; 95.0 % interval [{100 * r['claim_ci_low']:.1f}, "
             f"{100 * r['claim_ci_high']:.1f}] (n = 200); p = 0.004, Holm-adjusted p = 0.012: significant.") in head
     assert "Holm at α = 0.05 over the" in head and "no headline claims" not in head
     assert (root / "figures" / "demo" / "fig_placebo_floor.svg").exists()
