@@ -26,9 +26,10 @@ import pandas as pd
 
 from mirage.config.metrics import MetricsParams
 from mirage.metrics.compute import Contrast, MetricsBuilder, compute_metrics, g_abs, g_focal, g_signed, g_split, pooled
-from mirage.metrics.power import Design, Heterogeneity, critical, pilot_heterogeneity, power
+from mirage.metrics.power import Design, Heterogeneity, null_z, pilot_heterogeneity, power
 
 ALPHA = 0.05
+N_PERM = 1999  # relabellings per test in the planner check (the planner is told the same)
 K = 5  # identities: focal + 4 controls
 IDS = ("muslim", "christian", "jewish", "hindu", "secular")
 
@@ -336,7 +337,7 @@ def fwer(reps: int, seed: int, n_boot: int) -> None:
 
 def measured_power(sc: Scenario, m: int, reps: int, seed: int) -> float:
     """Share of audits (the bench's own generator) in which the claim's test in MetricsBuilder reaches p <= alpha / m."""
-    b, (strata, bases) = builder(sc, 100, 1999)
+    b, (strata, bases) = builder(sc, 100, N_PERM)
     rng = np.random.default_rng(seed)
     hits = 0
     for r in range(reps):
@@ -369,8 +370,9 @@ def planner(reps: int, seed: int, pilots: int = 8) -> None:
     rows = []
     for name, sc, m in cases:
         def predict(het: Heterogeneity) -> float:
-            d = Design(frames=((sc.per_frame,) * sc.frames,) * sc.strata, n_samples=sc.samples, het=het, holm_m=m, alpha=ALPHA)
-            return power(d, sc.effect, 4000, seed, critical(d))
+            d = Design(frames=((sc.per_frame,) * sc.frames,) * sc.strata, n_samples=sc.samples, het=het, holm_m=m, alpha=ALPHA,
+                       n_perm=N_PERM)
+            return power(d, sc.effect, 4000, seed, null_z(d))
 
         meas = measured_power(sc, m, reps, seed)
         given = predict(Heterogeneity(sc.rate, base_sd=sc.base_sd, frame_sd=sc.frame_sd, frame_identity_sd=sc.fxi_sd))

@@ -11,9 +11,10 @@ its requests) with the assumed heterogeneity: per-prompt rate = clip(rate + fram
 frame x identity effect + base x identity effect (+ the effect for the focal identity), 0, 1), all normal
 on the probability scale, and `n_samples` samples per prompt (C3 decisions: an effective sample count that
 matches the pilot's within-prompt variance). The heterogeneity comes from a pilot's per_prompt.csv
-(`pilot_heterogeneity`, method of moments) or the command line. The critical value is the (1 - alpha/m)
-quantile of |z| over relabellings of simulated null audits (the test's own null), so each power evaluation
-only computes each simulated audit's observed z: thousands of audits take seconds.
+(`pilot_heterogeneity`, method of moments fitted through simulated pilots) or the command line. The reference
+distribution is the test's own (|z| over relabellings within frames of simulated audits); each simulated audit's observed
+|z| gives the probability that the test's n_perm relabellings put p at or below alpha / m, so thousands of simulated
+audits take seconds.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mirage import artefacts
 from mirage.metric_names import DELTA_SIGNED, DV
@@ -50,7 +52,8 @@ class Heterogeneity:
 
 @dataclass(frozen=True)
 class Design:
-    """What one claim's test sees: bases per frame in each stratum, samples per prompt, heterogeneity, Holm m."""
+    """What one claim's test sees: bases per frame in each stratum, samples per prompt, heterogeneity, Holm m, the
+    relabellings the test draws."""
 
     frames: tuple[tuple[int, ...], ...]
     n_samples: int = 5
@@ -58,6 +61,7 @@ class Design:
     holm_m: int = 1
     alpha: float = 0.05
     identities: int = IDENTITIES
+    n_perm: int | None = None  # relabellings per test (metrics.n_perm); None = unlimited
 
     @property
     def n_base(self) -> int:
@@ -130,61 +134,76 @@ def _z(design: Design, y: np.ndarray) -> np.ndarray:
         return np.where(se > 0, theta / se, 0.0)
 
 
-def critical(design: Design, n_sets: int = 100, n_relabel: int = 2000, seed: int = 1) -> float:
-    """|z| the test must exceed to reach p <= alpha / m: the quantile of |z| over relabellings (within frames, as in
-    `mirage metrics`) of simulated null audits."""
+def null_z(design: Design, effect: float = 0.0, n_sets: int = 100, n_relabel: int = 2000, seed: int = 1) -> np.ndarray:
+    """The test's own reference distribution: |z| over relabellings (within frames, as in `mirage metrics`) of simulated
+    audits with this effect (a relabelling spreads the focal effect over the identities, which widens the se of the
+    relabelled statistics), pooled and sorted."""
     cl = design.clusters()
     null = []
     for i in range(n_sets):
-        e, _ = pooled(g_signed(simulate(design, 0.0, 1, [seed, i])[0]))
-        rl = ClusterRelabel(cl, n_relabel, np.random.default_rng([seed, i]))
-        r = rl.test(e, 0, None, np.random.default_rng(0))
+        e, _ = pooled(g_signed(simulate(design, effect, 1, [seed, i])[0]))
+        r = ClusterRelabel(cl, n_relabel, np.random.default_rng([seed, i])).test(e, 0, None, np.random.default_rng(0))
         if r is not None:
             null.append(r.null)
-    level = design.alpha / design.holm_m
-    return float(np.quantile(np.concatenate(null), 1 - level)) if null else math.inf
+    return np.sort(np.concatenate(null)) if null else np.array([math.inf])
 
 
-def power(design: Design, effect: float, n_sims: int = 2000, seed: int = 0, crit: float | None = None) -> float:
-    """Share of simulated audits in which the claim's test reaches p <= alpha / holm_m."""
-    c = critical(design) if crit is None else crit
-    return float(np.mean(np.abs(z_values(design, effect, n_sims, seed)) > c))
+def critical(design: Design, null: np.ndarray | None = None) -> float:
+    """|z| the test must exceed to reach p <= alpha / m with unlimited relabellings."""
+    null = null_z(design) if null is None else null
+    return float(np.quantile(null, 1 - design.alpha / design.holm_m))
+
+
+def reject_probability(z: np.ndarray, null: np.ndarray, level: float, n_perm: int | None) -> np.ndarray:
+    """P(p <= level | observed |z|) for the randomised relabelling p with n_perm relabellings: the count G of relabellings
+    beyond |z| is Binomial(n_perm, q), q = the null's tail beyond |z|, and p <= level iff G + U <= level (n_perm + 1),
+    U ~ Uniform(0, 1]. n_perm None: unlimited relabellings (reject iff q <= level)."""
+    q = 1.0 - np.searchsorted(null, np.abs(z), side="right") / null.size
+    if n_perm is None:
+        return (q <= level).astype(float)
+    a = level * (n_perm + 1)
+    k = math.floor(a)
+    return stats.binom.cdf(k - 1, n_perm, q) + (a - k) * stats.binom.pmf(k, n_perm, q)
+
+
+def power(design: Design, effect: float, n_sims: int = 2000, seed: int = 0, null: np.ndarray | None = None) -> float:
+    """Probability that the claim's test reaches p <= alpha / holm_m, averaged over simulated audits (with
+    design.n_perm relabellings, as `mirage metrics` runs it)."""
+    null = null_z(design) if null is None else null
+    z = z_values(design, effect, n_sims, seed)
+    return float(np.mean(reject_probability(z, null, design.alpha / design.holm_m, design.n_perm)))
 
 
 def min_detectable(design: Design, target: float = 0.8, n_sims: int = 2000, seed: int = 0, hi: float = 0.5) -> float:
     """Smallest effect (absolute, on the 0-1 scale) with power >= target; NaN if even `hi` falls short. Bisection with
     common random numbers (the same seed at every effect), so power is monotone in the effect."""
-    c = critical(design)
-    if power(design, hi, n_sims, seed, c) < target:
+    null = null_z(design)
+    if power(design, hi, n_sims, seed, null) < target:
         return float("nan")
     lo = 0.0
     for _ in range(11):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if power(design, mid, n_sims, seed, c) >= target else (mid, hi)
+        lo, hi = (lo, mid) if power(design, mid, n_sims, seed, null) >= target else (mid, hi)
     return hi
 
 
-def base_prompts_needed(design: Design, effect: float, target: float = 0.8, n_sims: int = 600, seed: int = 0,
+def base_prompts_needed(design: Design, effect: float, mde: float, target: float = 0.8, n_sims: int = 1000, seed: int = 0,
                         max_base: int = 20_000) -> int | None:
-    """Fewest base prompts (more frames, the same bases per frame) with power >= target for `effect`; None if more
-    than max_base would be needed."""
-    def ok(factor: float) -> bool:
+    """About the fewest base prompts (more frames of the same sizes) with power >= target for `effect`, given the
+    design's minimum detectable effect `mde`: the se of the claim shrinks as 1 / sqrt(frames), so frames scale by
+    (mde / effect)^2; the scaled design is then simulated and grown by 10 % until it reaches the target (at most 5
+    times). None if more than max_base would be needed or mde is unknown."""
+    if not math.isfinite(mde):
+        return None
+    factor = (mde / effect) ** 2
+    for _ in range(6):
         d = design.scaled(factor)
-        return power(d, effect, n_sims, seed, critical(d, 40, 1000)) >= target
-
-    lo, hi = 0.0, 1.0
-    while not ok(hi):
-        lo, hi = hi, hi * 2
-        if design.scaled(hi).n_base > max_base:
+        if d.n_base > max_base:
             return None
-    if lo == 0.0:
-        lo = 1.0 / design.n_frames
-        if ok(lo):
-            return design.scaled(lo).n_base
-    for _ in range(8):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return design.scaled(hi).n_base
+        if power(d, effect, n_sims, seed, null_z(d, 30, 1000)) >= target:
+            return d.n_base
+        factor *= 1.1
+    return design.scaled(factor).n_base
 
 
 # --- heterogeneity from a pilot ------------------------------------------------------------------------------
@@ -298,21 +317,22 @@ def slice_designs(request_rows: Iterable[dict]) -> dict[tuple[str, str], tuple[t
 
 def power_table(designs: dict[tuple[str, str], tuple[tuple[int, ...], ...]], n_samples: int, holm_m: int,
                 het_v: Heterogeneity, het_s: Heterogeneity, target_effect: float, target_power: float = 0.8,
-                alpha: float = 0.05, n_sims: int = 2000) -> list[dict]:
+                alpha: float = 0.05, n_sims: int = 2000, n_perm: int | None = None) -> list[dict]:
     """One row per planned claim: ΔV per condition (C1, C2) and Δ signed (C3) pooled and per harness, with base
     prompts, frames, the power at `target_effect`, the minimum detectable effect (pp) at `target_power` and the base
     prompts `target_effect` needs, all under the headline decision p <= alpha / holm_m."""
-    rows = []
+    rows, done = [], {}
     for (cond, group), frames in sorted(designs.items()):
         c3 = cond == "C3"
-        d = Design(frames=frames, n_samples=n_samples, het=het_s if c3 else het_v, holm_m=holm_m, alpha=alpha)
-        crit = critical(d)
-        mde = min_detectable(d, target_power, n_sims)
-        need = base_prompts_needed(d, target_effect, target_power)
+        d = Design(frames=frames, n_samples=n_samples, het=het_s if c3 else het_v, holm_m=holm_m, alpha=alpha, n_perm=n_perm)
+        if d not in done:  # C2 usually renders C1's base prompts, harnesses often share a design: computed once
+            null = null_z(d)
+            mde = min_detectable(d, target_power, n_sims)
+            done[d] = {"critical_z": critical(d, null), "power_at_target": power(d, target_effect, n_sims, 0, null),
+                       "mde_pp": 100 * mde, "base_needed": base_prompts_needed(d, target_effect, mde, target_power)}
         rows.append({"condition": cond, "group": group or "all", "metric": DELTA_SIGNED if c3 else DV,
                      "n_base": d.n_base, "n_frames": d.n_frames, "n_samples": n_samples, "holm_m": holm_m,
-                     "critical_z": crit, "power_at_target": power(d, target_effect, n_sims, 0, crit),
-                     "mde_pp": 100 * mde, "target_pp": 100 * target_effect, "base_needed": need})
+                     "target_pp": 100 * target_effect, **done[d]})
     return rows
 
 
@@ -364,8 +384,11 @@ def power_report(params, slice_name: str, requests_dir: str, target_effect: floa
     het_s = replace(het_s, **shared, **({"rate": o["favourability"]} if "favourability" in o else {}))
     if o:
         source += " + command line (" + ", ".join(sorted(o)) + ")"
-    table = power_table(slice_designs(rows), n_samples, max(len(planned), 1), het_v, het_s, target_effect, target_power,
-                        params.metrics.alpha)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # many small products: BLAS threads only contend
+        table = power_table(slice_designs(rows), n_samples, max(len(planned), 1), het_v, het_s, target_effect,
+                            target_power, params.metrics.alpha, n_perm=params.metrics.n_perm)
     return {"slice": slice_name, "target_power": target_power, "alpha": params.metrics.alpha, "holm_m": len(planned),
             "claims": planned,
             "heterogeneity": {"source": source, "violence": het_v.__dict__, "decision": het_s.__dict__},
