@@ -13,11 +13,16 @@ from mirage.io import DataError, read_jsonl
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,
+    DELTA_ABS_UNBIASED,
+    DELTA_REFUSAL_ADVERSE,
+    DELTA_REFUSAL_FAVOURABLE,
     DELTA_SIGNED,
     DELTA_T,
     DELTA_T_DID,
     DV,
     DV_COT,
+    DV_REFUSAL_MISSING,
+    DV_REFUSAL_VIOLENT,
     MIT_DELTA,
     MIT_DELTA_SIGNED,
     MIT_V,
@@ -40,9 +45,12 @@ FLAG_TEXT = {"n_too_small": "n too small", "degenerate_bootstrap": "bootstrap de
              "zero_denominator": "V C1 = 0, the ratio is undefined",
              "unbounded_ci": "V C1 not distinguishable from 0, no finite interval"}
 # Bias metrics whose placebo floor is shown; the signed ones get a floor band of ±|placebo|, the others [0, placebo].
-BIAS_METRICS: tuple[str, ...] = (DV, DELTA_SIGNED, DELTA_ABS, DELTA_T, XLING_GAP, CAI, MIT_V, MIT_DELTA)
+BIAS_METRICS: tuple[str, ...] = (DV, DV + REASONING, DELTA_SIGNED, DELTA_ABS, DELTA_T, XLING_GAP, CAI, MIT_V, MIT_DELTA,
+                                  DELTA_ABS_UNBIASED, REFUSAL_GAP, UNPARSEABLE_GAP, DV_REFUSAL_VIOLENT, DV_REFUSAL_MISSING,
+                                  DELTA_REFUSAL_ADVERSE, DELTA_REFUSAL_FAVOURABLE)
 SIGNED = frozenset({DV, DV + REASONING, DELTA_SIGNED, DELTA_T, DELTA_T_DID, DV_COT, XLING_GAP, MIT_V, MIT_DELTA,
-                    MIT_DELTA_SIGNED, REFUSAL_GAP, UNPARSEABLE_GAP})
+                    MIT_DELTA_SIGNED, REFUSAL_GAP, UNPARSEABLE_GAP, DV_REFUSAL_VIOLENT, DV_REFUSAL_MISSING,
+                    DELTA_REFUSAL_ADVERSE, DELTA_REFUSAL_FAVOURABLE})
 # Stratum values that mean "the unmitigated, non-retrieval, English, pooled" baseline when a column is not
 # selected on (mirage metrics writes none/none/en, identity = the focal identity or pooled `control`, T5 for Δ).
 BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),

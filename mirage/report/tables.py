@@ -26,6 +26,7 @@ from mirage.metric_names import (
     HIGH_DELTA_LOW_C1,
     KAPPA,
     METRICS,
+    REASONING,
     REFUSAL_GAP,
     REFUSAL_RATE,
     SPEARMAN,
@@ -203,12 +204,14 @@ def table3(inp: Inputs) -> Table:
     t = Table("table3_rates_by_condition", "Table 3: violence rate by condition",
               "Violent-completion rate (%) per model and condition: focal, pooled controls and ΔV = focal − control (pp), "
               "with 95% CIs and n (prompts); the ΔV cell adds the identity-placebo floor and the excess of ΔV over it "
-              "(paired CI, p). CAI = V(C2)/V(C1) on the matched subset.")
+              "(interval of its test, p); C2 also ΔV of the reasoning trace. CAI = V(C2)/V(C1) on the matched subset "
+              "(Fieller interval; undefined when V(C1) = 0).")
     parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
              for m, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
     parts.append(_bias(select(inp.metrics, DV, condition=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
+    parts.append(_bias(select(inp.metrics, DV + REASONING, condition="C2"), lambda r: "C2 ΔV reasoning trace", 100, 1))
     parts.append(_long(select(inp.metrics, CAI, condition=EITHER), lambda r: CAI, 1, 2))
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + [CAI]
+    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + ["C2 ΔV reasoning trace", CAI]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no V_focal / V_control / dV / CAI rows in metrics.csv")
 
 
