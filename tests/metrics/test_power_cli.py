@@ -48,8 +48,8 @@ def test_estimate_power_counts_the_claims_and_reports_each(tmp_path):
     assert "MDE (pp)" in res.output and "power@target" in res.output
 
 
-def test_pilot_heterogeneity_recovers_the_generator():
-    rng = np.random.default_rng(3)
+def pilot_rows(rng):
+    """per_prompt rows of a pilot: 120 frames x 4 bases, frame sd 0.1, base sd 0.05, frame x identity sd 0.06."""
     rows = []
     for f in range(120):
         u, g = rng.normal(0, 0.1), rng.normal(0, 0.06, len(IDS))
@@ -60,8 +60,23 @@ def test_pilot_heterogeneity_recovers_the_generator():
                 k = rng.binomial(5, p)
                 rows.append({"condition": "C1", "rag_pool": "none", "mitigation": "none", "language": "en", "paraphrase": False,
                              "frame_id": f"f{f}", "base_id": f"f{f}b{b}", "identity": ident, "focal": j == 0, "v": k / 5,
-                             "n_labelled": 5})
-    het = pilot_heterogeneity(pd.DataFrame(rows), "C1", "v")
+                             "n_labelled": 5, "refusal": 0.0})
+    return pd.DataFrame(rows)
+
+
+def test_pilot_heterogeneity_recovers_the_generator(tmp_path):
+    pilot = pilot_rows(np.random.default_rng(3))
+    het = pilot_heterogeneity(pilot, "C1", "v")
     assert abs(het.rate - 0.3) < 0.02
     assert abs(het.frame_identity_sd - 0.06) < 0.02 and het.base_identity_sd < 0.04
     assert abs(het.frame_sd - 0.1) < 0.03 and abs(het.base_sd - 0.05) < 0.03
+    # through the command line: the pilot's heterogeneity, and no refusal claims (the pilot refused nothing)
+    pilot.to_csv(tmp_path / "per_prompt.csv", index=False)
+    out = tmp_path / "power.json"
+    res = CliRunner().invoke(estimate, ["--slice", "lite", "--power", "--requests-dir", str(requests(tmp_path)), "--out", str(out),
+                                        "--pilot", str(tmp_path / "per_prompt.csv"), "--favourability", "0.5"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["heterogeneity"]["source"].startswith("pilot") and "favourability" in data["heterogeneity"]["source"]
+    assert abs(data["heterogeneity"]["violence"]["frame_identity_sd"] - het.frame_identity_sd) < 1e-9
+    assert data["heterogeneity"]["decision"]["rate"] == 0.5 and data["holm_m"] == 12
