@@ -282,7 +282,7 @@ class ClusterRelabel:
         different from what a relabelling gives: z = (mean - centre) / se_CR, centre = the mean over all units and
         assignments of the level (invariant under relabelling, so the test stays exact), se_CR the stratified
         cluster-robust standard error (F_h / (F_h - 1) factor). One gather of the relabelled cluster sums serves
-        every level (per-stratum moments). None for a level with fewer than 2 clusters holding data."""
+        every level (per-stratum moments). None for a level where no stratum has two clusters holding data."""
         cl = self.clusters
         s, c = cl.sums(e)
         keep = c.sum(axis=1) > 0
@@ -315,7 +315,8 @@ class ClusterRelabel:
         out: list[TestResult | None] = []
         for mask, rng in zip(levels, rngs):
             hs = np.unique(unit_stratum[np.asarray(mask, bool) & (unit_stratum >= 0)])
-            if size[hs].sum() < 2:
+            df = int(size[hs].sum() - len(hs))
+            if df < 1:  # no stratum with two clusters: no between-cluster variance, no test
                 out.append(None)
                 continue
             centre = all_s[hs].sum() / all_c[hs].sum()
@@ -344,8 +345,7 @@ class ClusterRelabel:
             with np.errstate(invalid="ignore"):
                 greater, ties = int(np.sum(stat > ref + tol)), int(np.sum((stat == ref) | (np.abs(stat - ref) <= tol))) + 1
             tie = 1.0 - rng.random()
-            out.append(TestResult(theta, se, _tied_p(greater, ties, zb.size + 1, tie), stat, tie,
-                                  int(size[hs].sum() - np.sum(size[hs] > 0))))
+            out.append(TestResult(theta, se, _tied_p(greater, ties, zb.size + 1, tie), stat, tie, df))
         return out
 
 
@@ -370,8 +370,10 @@ def cluster_cov(clusters: Clusters, x: np.ndarray, mask: np.ndarray | None = Non
 def fieller(m: np.ndarray, cov: np.ndarray, c: float) -> tuple[float, float]:
     """Fieller interval for m[0] / m[1]: the ratios rho whose |m0 - rho m1| / se(m0 - rho m1) < c. NaN bounds when the
     set is unbounded (m[1] not distinguishable from 0 at this level)."""
+    if not math.isfinite(c):
+        return NAN, NAN
     a = m[1] ** 2 - c * c * cov[1, 1]
-    if not math.isfinite(a) or a <= 0:
+    if a <= 0:
         return NAN, NAN
     b = -2 * (m[0] * m[1] - c * c * cov[0, 1])
     k = m[0] ** 2 - c * c * cov[0, 0]
