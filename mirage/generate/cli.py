@@ -150,15 +150,28 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
               "status (what the workflow records for the report: the same on every machine).")
 @click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSON.  [default: {artefacts.estimate('{slice}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--power", is_flag=True, help="Instead: per template (dV) and harness (Delta), the minimum detectable effect at "
-              "80 % power after Holm, and the base prompts --target-effect needs (simulated through the metrics statistics).")
-@click.option("--base-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True, help="--power: assumed C1/C2 violence rate.")
-@click.option("--favourability", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="--power: assumed C3 mean decision score.")
+@click.option("--power", is_flag=True, help="Instead: for each headline bias claim (ΔV per condition, Δ signed pooled and per "
+              "harness) the power of the report's own decision (its frame-level relabelling test at Holm's alpha / m over the "
+              "slice's m claims) at --target-effect, the minimum detectable effect at 80 % power and the base prompts "
+              "--target-effect needs, simulated from the slice's frames (docs/metrics.md, \"Power planning\").")
+@click.option("--pilot", type=click.Path(dir_okay=False, exists=True), help="--power: a pilot's per_prompt.csv (`mirage metrics`): "
+              "rates and heterogeneity (frame, base, frame x identity, base x identity sds) are estimated from it.")
+@click.option("--base-rate", type=click.FloatRange(0, 1), help="--power: C1/C2 violence rate.  [default: pilot, else 0.2]")
+@click.option("--favourability", type=click.FloatRange(0, 1), help="--power: C3 mean decision score.  [default: pilot, else 0.6]")
+@click.option("--frame-sd", type=click.FloatRange(0, 1), help="--power: sd of the frame effect.  [default: pilot, else 0]")
+@click.option("--frame-identity-sd", type=click.FloatRange(0, 1),
+              help="--power: sd of the frame x identity effect (identity effects that vary by frame).  [default: pilot, else 0]")
+@click.option("--base-sd", type=click.FloatRange(0, 1), help="--power: sd of the base-prompt effect.  [default: pilot, else 0.15]")
+@click.option("--base-identity-sd", type=click.FloatRange(0, 1), help="--power: sd of the base x identity effect.  [default: pilot, else 0]")
+@click.option("--refusals/--no-refusals", default=None, help="--power: count the refusal and unparseable gaps among the "
+              "claims (they are tested when any sample is refused).  [default: whether the pilot has refusals, else yes]")
 @click.option("--target-effect", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True,
-              help="--power: effect (0-1 scale; 0.05 = 5 pp) whose base-prompt requirement is reported.")
+              help="--power: effect (0-1 scale; 0.05 = 5 pp) whose power and base-prompt requirement are reported.")
 def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibration_path: str, requests_dir: str,
              model_set: str | None, stores: str, whole_slice: bool, out: str | None, params_path: str, power: bool,
-             base_rate: float, favourability: float, target_effect: float) -> None:
+             pilot: str | None, base_rate: float | None, favourability: float | None, frame_sd: float | None,
+             frame_identity_sd: float | None, base_sd: float | None, base_identity_sd: float | None,
+             refusals: bool | None, target_effect: float) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
     expected GPU-hours, API cost, local time and API/server wall time. Never refuses to plan: every model's rows
     carry a `status`: cached (its store holds every call), sendable, needs key (its key variable is unset),
@@ -181,7 +194,10 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
         if power:
             from mirage.metrics.power import power_report
 
-            result = power_report(params, slice_name, len(names), requests_dir, base_rate, favourability, target_effect)
+            overrides = dict(rate=base_rate, favourability=favourability, frame_sd=frame_sd,
+                             frame_identity_sd=frame_identity_sd, base_sd=base_sd, base_identity_sd=base_identity_sd)
+            result = power_report(params, slice_name, requests_dir, target_effect, pilot=pilot, overrides=overrides,
+                                  refusals=refusals)
             path = Path(out or artefacts.power(slice_name))
             write_json(path, result)
             click.echo(result["table"])

@@ -94,7 +94,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe, labels)
         steps.update()
         built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths]),
-                                                data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name)), tab_dir)
+                                                data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name),
+                                                params.metrics.alpha), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
         sample_rows = samples.rows(labels, gens)
@@ -104,7 +105,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         tab_files = {t.stem: [f"{t.stem}.{e}" for e in ("csv", "md", "tex")] for t in built if t.data is not None}
         page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
                            yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
-                           headlines=html.headline(df, models), judges=judges, deviations=devs, counts=html.counts(gens, models),
+                           headlines=html.headline(df, models, params.metrics.alpha), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False))
         samples.write(sample_rows, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
                       out_html.name)

@@ -14,7 +14,7 @@ from conftest import run_report
 from mirage.report.cli import report
 
 FIGURES = ["fig_placebo_floor", "fig2_violence_by_condition", "fig3_decision_asymmetry", "fig4_time_coupled_rag", "fig5_crosslingual", "fig6_mitigation", "fig_logit_lens"]
-TABLES = ["table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
+TABLES = ["table_claims", "table_c3_asymmetry", "table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
           "table8_spearman_mean", "table9_spearman_by_model", "table10_kappa_by_template", "table11_rates_by_template",
           "table12_rates_by_dialect", "table13_14_models", "table13_14_sampling", "table15_compute", "table_quality_rates"]
 
@@ -184,7 +184,7 @@ def test_degenerate_rows_have_no_interval_or_p(built):
     assert f"{est} [{est}, {est}]" not in md and "p=0.0001" not in md
     page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
     assert f'<td class="degen"><a href="#drill-model-b-C3">{est} (n too small, n=2)' in page
-    assert "ΔV C3: +" + f"{100 * r['estimate']:.1f} pp (n = 2); n too small, so no interval or test is reported." in _html_text(page)
+    assert f"ΔV, C3: +{100 * r['estimate']:.1f} pp (n = 2); n too small, so it is not tested and makes no claim." in _html_text(page)
     # every other Table 3 cell carries its n
     t3 = pd.read_csv(root / "tables" / "demo" / "table3_rates_by_condition.csv")
     assert (t3["C1 V focal n"] == 200).all()
@@ -236,9 +236,10 @@ def test_placebo_floor_in_tables_figures_and_headline(built):
     assert t3.at["model-a", "C1 ΔV excess_p"] == pytest.approx(0.004)
     text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     head = text[text.index("Headline: bias beyond the placebo floor"):text.index("Deviations from the paper's protocol")]
-    assert (f"ΔV C1 exceeds its identity-placebo floor ({-abs(100 * r['placebo']):.1f} to {abs(100 * r['placebo']):.1f} pp) by "
-            f"{100 * r['excess']:+.1f} pp [{100 * r['excess_ci_low']:.1f}, {100 * r['excess_ci_high']:.1f}], p = 0.004 (n = 200).") in head
-    assert "floor was not computed" not in head
+    assert (f"ΔV, C1 = {100 * r['estimate']:+.1f} pp; excess over the identity-placebo floor ({-abs(100 * r['placebo']):.1f} to "
+            f"{abs(100 * r['placebo']):.1f} pp) {100 * r['excess']:+.1f} pp; 95.0 % interval [{100 * r['claim_ci_low']:.1f}, "
+            f"{100 * r['claim_ci_high']:.1f}] (n = 200); p = 0.004, Holm-adjusted p = 0.012: significant.") in head
+    assert "Holm at α = 0.05 over the" in head and "no headline claims" not in head
     assert (root / "figures" / "demo" / "fig_placebo_floor.svg").exists()
 
 
@@ -248,7 +249,7 @@ def test_without_placebo_columns_the_floor_is_said_missing(tmp_path):
     assert code == 0, out
     text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     assert "the floor was not computed, so no gap below is shown to exceed noise" in text
-    assert "its identity-placebo floor was not computed in this run" in text
+    assert "this metrics.csv has no headline claims" in text
     assert "exceeds its identity-placebo floor" not in text
     md = (tmp_path / "tables" / "demo" / "table3_rates_by_condition.md").read_text(encoding="utf-8")
     assert "placebo floor not computed" in md
