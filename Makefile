@@ -37,9 +37,10 @@ $(STAMP): pyproject.toml Makefile
 torch-source:
 	@if $(PROBE); then echo "index $(TORCH_INDEX)"; else echo "fallback $(TORCH)"; fi
 
+# Quiet about rule details and the host: the console shows the steps, each job's own progress and, at the end, the
+# run's summary (time, samples, where the report is; Snakefile `onsuccess`).
 demo: $(STAMP)
-	snakemake --cores all demo
-	@echo "Report: results/report/demo/index.html"
+	snakemake --cores all demo --quiet rules host
 
 lite:
 	snakemake --cores all lite

@@ -4,6 +4,7 @@
 #   snakemake --cores all --resources gpu=8          # full matrix on a GPU node
 #   snakemake --cores all demo                       # minutes on a laptop, no GPU or API key
 import os
+import time
 
 from snakemake.utils import min_version
 
@@ -39,3 +40,14 @@ rule lite:
 rule demo:
     input:
         lambda wildcards: slice_targets("demo"),
+
+
+# The closing lines of a run that built a slice target: time, samples, where the report is.
+START = time.monotonic()
+
+
+onsuccess:
+    from mirage.report.summary import closing_summary
+
+    for slice_name in finished_slices(workflow):
+        print(closing_summary(slice_name, slice_models(slice_name), time.monotonic() - START), flush=True)

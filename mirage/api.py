@@ -130,10 +130,11 @@ def label(params: Params, views: pd.DataFrame, data_dir: str = artefacts.DATA, j
 
 def metrics(params: Params, labels: pd.DataFrame, figures=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(metrics table, per-prompt table) from label rows, with the statistics of params.metrics; with `figures`
-    (mirage.metrics.correction.figures_for) also the judge-error-corrected V_corrected / dV_corrected rows."""
+    (mirage.metrics.correction.figures_for) that hold usable Se/Sp also the judge-error-corrected V_corrected /
+    dV_corrected rows and their columns (without, the table is the one `mirage leaderboard` recomputes and verifies)."""
     from mirage.metrics.compute import compute_metrics
 
-    if figures is None:
+    if figures is None or not figures.tables:
         return compute_metrics(labels, params.metrics)
     from mirage.metrics.correction import Correction
 

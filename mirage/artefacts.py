@@ -14,6 +14,17 @@ from mirage.protocol import CONDITIONS, HARNESS_IDS, TEMPLATE_IDS, mitigations_f
 DATA = "data"
 RESULTS = "results"
 
+
+def _part(name: str, judge: bool = False) -> str:
+    """A name used as one path component: a Snakemake wildcard (`{model}`) or a name (mirage.names), so that every
+    path built from a name stays under its root."""
+    if name.startswith("{") and name.endswith("}") and name.count("{") == 1:
+        return name
+    from mirage.names import check_judge, check_name
+
+    return check_judge(name, "judge name") if judge else check_name(name, "model name")
+
+
 # --- sources under data/ -------------------------------------------------------------------------
 
 
@@ -87,7 +98,7 @@ def corpus_stats() -> dict[str, str]:
 
 def pilot(model: str) -> str:
     """`mirage corpus --pilot MODEL`: the decision distribution of every identity-masked case file (App. B)."""
-    return f"{RESULTS}/corpus/pilot-{model}.json"
+    return f"{RESULTS}/corpus/pilot-{_part(model)}.json"
 
 
 def requests_dir() -> str:
@@ -121,13 +132,19 @@ def power(slice_name: str) -> str:
 # --- generations: the completion store and its views --------------------------------------------
 
 
-def model_dir(model: str) -> str:
-    return f"{RESULTS}/generations/{model}"
+def generations_dir() -> str:
+    """One folder per model below it: its store and its views."""
+    return f"{RESULTS}/generations"
 
 
-def store(model: str) -> str:
-    """A model's content-addressed store; every partition below it is read, new records go to one."""
-    return f"{model_dir(model)}/store"
+def model_dir(model: str, root: str | None = None) -> str:
+    return f"{root or generations_dir()}/{_part(model)}"
+
+
+def store(model: str, root: str | None = None) -> str:
+    """A model's content-addressed store (below `root`, default generations_dir()); every partition below it is
+    read, new records go to one."""
+    return f"{model_dir(model, root)}/store"
 
 
 def store_partition(model: str, partition: str) -> str:
@@ -187,7 +204,7 @@ def debug_views_dir(model: str, slice_name: str, condition: str, limit: int) -> 
 
 
 def labels(model: str, slice_name: str) -> str:
-    return f"{RESULTS}/labels/{model}/{slice_name}.jsonl"
+    return f"{RESULTS}/labels/{_part(model)}/{slice_name}.jsonl"
 
 
 def metrics_dir(slice_name: str) -> str:
@@ -220,8 +237,13 @@ def samples_page(slice_name: str) -> str:
     return f"{report_dir(slice_name)}/samples.html"
 
 
+def samples_data(slice_name: str) -> str:
+    """The sample browser's data folder beside it: per model x condition shards, loaded on demand (docs/report.md)."""
+    return f"{report_dir(slice_name)}/samples"
+
+
 def validation_dir(slice_name: str, model: str) -> str:
-    return f"{RESULTS}/validation/{slice_name}/{model}"
+    return f"{RESULTS}/validation/{slice_name}/{_part(model)}"
 
 
 def validation_report(slice_name: str, model: str) -> str:
@@ -231,7 +253,7 @@ def validation_report(slice_name: str, model: str) -> str:
 
 def audit_dir(name: str, slice_name: str) -> str:
     """`mirage audit`: its params, views, labels, metrics, figures, tables and report."""
-    return f"{RESULTS}/audit/{name}/{slice_name}"
+    return f"{RESULTS}/audit/{_part(name)}/{slice_name}"
 
 
 def judge_root() -> str:
@@ -240,7 +262,7 @@ def judge_root() -> str:
 
 
 def judge_dir(judge: str) -> str:
-    return f"{judge_root()}/{judge}"
+    return f"{judge_root()}/{_part(judge, judge=True)}"
 
 
 def judge_eval(judge: str) -> str:
@@ -256,11 +278,11 @@ def board_dir() -> str:
 
 
 def submission(model: str, split: str) -> str:
-    return f"{board_dir()}/submissions/{model}--{split}.tar.gz"
+    return f"{board_dir()}/submissions/{_part(model)}--{split}.tar.gz"
 
 
 def board_entry(model: str, split: str) -> str:
-    return f"{board_dir()}/entries/{model}--{split}.json"
+    return f"{board_dir()}/entries/{_part(model)}--{split}.json"
 
 
 def board_page() -> dict[str, str]:
@@ -273,7 +295,7 @@ PROBE_FILES = ("lambda.csv", "pairs.csv", "token_set.json", "table7.csv", "lambd
 
 
 def probe_dir(model: str) -> str:
-    return f"{RESULTS}/probe/{model}"
+    return f"{RESULTS}/probe/{_part(model)}"
 
 
 def probe(model: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ import yaml
 from mirage import artefacts
 from mirage.hashing import content_hash
 from mirage.io import DataError, atomic_write
-from mirage.params import ParamsError, load_params
+from mirage.params import ParamsError, load_params, load_params_raw, validate_params
 from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 
 
@@ -55,7 +55,9 @@ def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_k
 def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
           gguf_file: str | None, slice_name: str, limit: int | None, requests_dir: str, store_dir: str | None,
           out_dir: str | None, params_path: str) -> None:
-    """Audit one model ad hoc: generate (C1, C2, C3) -> label -> metrics -> report, ending with the report path."""
+    """Audit one model ad hoc: generate (C1, C2, C3) -> label -> metrics -> report, ending with the report path.
+    A model whose store holds every sample runs without a key; one that would have to send and cannot (no key,
+    retired, unpinned) is refused before anything is sent, naming what is missing."""
     from mirage.generate.cli import estimate, generate
     from mirage.label.cli import label
     from mirage.metrics.cli import metrics
@@ -63,15 +65,15 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
 
     name, spec = ephemeral_spec(model, base_url, revision, api_key_env, mode, gguf_file)
     try:
-        raw = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) if Path(params_path).exists() else {}
+        raw = (load_params_raw(params_path) if Path(params_path).exists() else None) or {}
         raw.setdefault("models", {})[name] = spec.model_dump(mode="json", exclude_defaults=True) | {"provider": spec.provider}
         raw.setdefault("slices", {}).setdefault(slice_name, {})["models"] = [name]
+        validate_params(raw, params_path)  # before anything is written
         out = Path(out_dir or artefacts.audit_dir(name, slice_name))
         params = out / "params.yaml"
         with atomic_write(params) as fh:
             yaml.safe_dump(raw, fh, sort_keys=False, allow_unicode=True)
-        load_params(params)
-    except (ParamsError, DataError, OSError, yaml.YAMLError) as exc:
+    except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"auditing {spec.provider}:{spec.model_id} as `{name}` ({params})", err=True)
     req = Path(requests_dir)
@@ -84,6 +86,13 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
                    news=artefacts.news(), mitigation_texts=artefacts.mitigation_texts(),
                    cot_translations=artefacts.cot_translations(), out_dir=str(req), slice_name="full")
     common = ["--params", str(params)]
+    if limit is None:  # refuse before the first condition runs when any would have to send and cannot
+        from mirage.generate.readiness import NotReady, check_slice
+
+        try:
+            check_slice(load_params(params), [name], slice_name, req, lambda _: store_dir or artefacts.store(name), source=str(params))
+        except (NotReady, ParamsError, DataError) as exc:
+            raise click.ClickException(str(exc)) from None
     views = []
     for c in CONDITIONS:
         folder = out / "views" / c

@@ -2,7 +2,9 @@
 
 Stages `corpus` and `render` run one command each; one stage per slice runs its Snakemake target. Every stage
 lists exactly the params sections it reads and depends on the whole `mirage` package (the code version is part
-of every artefact's provenance). Paid-for completions (store partitions, generation views, LLM-judge calls) go
+of every artefact's provenance). A slice that runs a model set (lite, full) runs and declares the completions of
+the set chosen when this file was written (`--config model_set=NAME` in its command): `mirage --model-set current
+dvc-yaml` writes the stages for the current set. Paid-for completions (store partitions, generation views, LLM-judge calls) go
 to the `completions` remote; store partitions are `persist: true` so `dvc repro` never deletes them.
 """
 
@@ -28,9 +30,12 @@ HEADER = """\
 """
 PACKAGE = "mirage"
 #: The Snakemake command of each slice stage (resources a GPU node offers; the demo runs on a laptop).
-SNAKEMAKE = {"demo": "snakemake --cores all demo", "lite": "snakemake --cores all --resources gpu=8 api=4 lite",
-             "full": "snakemake --cores all --resources gpu=8 api=4 all"}
+SNAKEMAKE = {"demo": "snakemake --cores all demo", "lite": "snakemake lite --cores all --resources gpu=8 api=4",
+             "full": "snakemake all --cores all --resources gpu=8 api=4"}
 COMPLETIONS = "completions"
+#: The data the corpus and the requests are built from (what a slice stage depends on besides code and params).
+SOURCES = [artefacts.identities(), f"{artefacts.DATA}/templates", artefacts.harness_dir(), artefacts.lexicon_dir(),
+           artefacts.news(), artefacts.mitigation_texts(), artefacts.cot_translations()]
 
 
 def probe_models(params: Params, slice_name: str) -> list[str]:
@@ -55,14 +60,20 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     models = list(getattr(params.slices, slice_name).models)
     probed = probe_models(params, slice_name)
     judge = judge_model(params)
-    deps = [artefacts.corpus(), artefacts.requests_dir(), artefacts.harness_dir(), artefacts.identities(), PACKAGE,
-            "Snakefile", "workflow/rules"]
-    if evaluated_judge(params):  # its held-out Se/Sp correct V and dV (judge-error correction)
-        deps.append(artefacts.judge_eval(evaluated_judge(params)))
+    # Sources only, not the corpus and requests the `corpus`/`render` stages write: Snakemake builds those when
+    # absent, and a stage depending on another stage's output fails `dvc repro --dry` on a fresh clone (DVC hashes
+    # every dependency for its run cache, and an upstream output does not exist yet).
+    deps = [*SOURCES, PACKAGE, "Snakefile", "workflow/rules"]
+    if evaluated_judge(params):  # the gold set its held-out Se/Sp come from (they correct V and dV for judge error)
+        deps.append(artefacts.judge_gold())
     if probed:
         deps += [artefacts.probe_stems(), artefacts.probe_exclusions()]
     used = sorted({*models, *([judge] if judge else [])})
-    sections = [f"slices.{slice_name}", "render", "generate", *[f"models.{m}" for m in used], "label", "metrics", "report"]
+    chosen = params.model_set_of(slice_name)
+    # DVC addresses params by dotted paths, so `models.qwen2.5-72b` cannot be named: then the whole registry
+    model_params = [f"models.{m}" for m in used] if not any("." in m for m in used) else ["models"]
+    sections = [f"slices.{slice_name}", *([f"model_sets.{chosen}"] if chosen else []), "corpus", "render", "generate",
+                *model_params, "label", "metrics", "report"]
     if probed:
         sections.append("probe")
     outs: list[Any] = []
@@ -80,7 +91,8 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     outs += [artefacts.estimate(slice_name), artefacts.metrics_dir(slice_name), artefacts.figures_dir(slice_name),
              artefacts.tables_dir(slice_name), artefacts.report_dir(slice_name)]
     outs += [artefacts.probe_dir(m) for m in probed]
-    return {"cmd": SNAKEMAKE[slice_name], "deps": deps, "params": sections, "outs": outs}
+    cmd = SNAKEMAKE[slice_name] + (f" --config model_set={chosen}" if chosen else "")
+    return {"cmd": cmd, "deps": deps, "params": sections, "outs": outs}
 
 
 def build(params: Params) -> dict[str, Any]:

@@ -10,6 +10,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+#: Longest line `read_jsonl` reads (a pipeline artefact's row); a longer one is an error, never a memory blow-up.
+MAX_LINE_BYTES = 64 << 20
+
 
 class DataError(ValueError):
     """Bad input data; the message names the file, line and field at fault."""
@@ -39,12 +42,11 @@ def _decode_error(path: str | os.PathLike, data: bytes, exc: UnicodeDecodeError)
 
 def read_text(path: str | os.PathLike, what: str = "file") -> str:
     """A UTF-8 text file; missing, empty or non-UTF-8 files raise DataError naming the file (and line)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{path}: {what} not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: expected a {what}, found a folder") from None
+    from mirage import untrusted
+
+    fh, _ = untrusted.open_regular(path, what, 1 << 62, None)  # regular files only: a FIFO or device never hangs us
+    with fh:
+        data = fh.read()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -55,17 +57,12 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
 
 
 def load_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
-    """Parse a UTF-8 YAML file; empty, comment-only, non-UTF-8 or malformed files raise DataError with the line."""
-    import yaml
+    """Parse a UTF-8 YAML file within the bounds of `mirage.untrusted` (size, aliases, depth, duplicate keys);
+    empty, comment-only, non-UTF-8 or malformed files raise DataError with the line."""
+    from mirage import untrusted
 
-    text = read_text(path, what)
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise DataError(f"{path}{where}: not valid YAML: {problem}") from None
+    text = untrusted.read_text(path, what)
+    doc = untrusted.load_yaml(text, str(path))
     if doc is None:
         raise DataError(f"{path}: {what} has no content (only comments or blank lines)")
     return doc
@@ -116,11 +113,12 @@ def read_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
 
 def numbered_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[tuple[int, dict]]:
     """(line number, row) of every non-blank line of a JSONL file, validated as `read_jsonl` does."""
+    from mirage import untrusted
+
     required = tuple(required)
-    if not Path(path).is_file():
-        raise DataError(f"{path}: file not found")
-    with open(path, "rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
+    fh, _ = untrusted.open_regular(path, "file", 1 << 62, None)  # regular files only: a FIFO or device never hangs us
+    with fh:
+        for lineno, raw in untrusted.lines(fh, str(path), MAX_LINE_BYTES, None):
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -11,22 +11,28 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mirage.config.corpus import CorpusParams
 from mirage.config.generate import GenerateParams, ModelSpec, default_models
 from mirage.config.label import LabelParams
+from mirage.config.limits import LimitsParams
 from mirage.config.metrics import MetricsParams
 from mirage.config.probe import ProbeParams
 from mirage.config.render import RenderParams
 from mirage.config.report import ReportParams
-from mirage.config.slices import SlicesParams
+from mirage.config.slices import MODEL_SETS, SlicesParams
 from mirage.hashing import content_hash
+from mirage.io import DataError
+from mirage.names import check_name
 
 DEFAULT_PATH = "params.yaml"
+#: Slices that run a model set unless they list their own `models` (the demo runs the embedded model).
+SETS_SLICES = ("lite", "full", "test")
 #: Set (to anything but 0) by `mirage --defaults`: a missing or section-less params file means built-in defaults.
 DEFAULTS_ENV = "MIRAGE_DEFAULTS"
+#: Set by `mirage --model-set NAME` and by the workflow (to what `--config model_set=NAME` chose): overrides `model_set`.
+MODEL_SET_ENV = "MIRAGE_MODEL_SET"
 
 
 class Params(BaseModel):
@@ -43,17 +49,46 @@ class Params(BaseModel):
     slices: SlicesParams = Field(default_factory=SlicesParams, description="Models and protocol deviations per slice (demo, lite, full).")
     models: dict[str, ModelSpec] = Field(default_factory=default_models, description="Model registry: name -> provider, model id, pinned revision, limits, prices (docs/generation.md).")
     generate: GenerateParams = Field(default_factory=GenerateParams, description="Sampling protocol and completion store (`mirage generate`, `mirage estimate`).")
+    limits: LimitsParams = Field(default_factory=LimitsParams, description="How much of a file a stranger hands us (bundles, gold files, validation imports) is read before it is refused (docs/leaderboard.md).")
+    model_sets: dict[str, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in MODEL_SETS.items()},
+        description="Named sets of registry models: `paper` (the paper's six, pinned, for rebuilds; two are retired and "
+        "run only from released completions) and `current` (their successors; docs/generation.md says why each).")
+    model_set: str = Field("paper", description="The model set run by every slice that lists no `models` of its own (lite, "
+                           "full, test). From the command line: `snakemake --config model_set=current`, `mirage --model-set "
+                           f"current <command>` or `mirage estimate --model-set current` ({MODEL_SET_ENV}).")
+
+    @field_validator("models")
+    @classmethod
+    def _model_names(cls, v: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
+        for name in v:
+            check_name(name, "model name")
+        return v
 
     @model_validator(mode="after")
     def _slice_models_in_registry(self) -> "Params":
-        """Models a slice names explicitly must be registry entries (defaults are checked when the slice runs)."""
+        """Slices without `models` run the chosen model set; models a slice or a chosen set names must be registry
+        entries (the default sets are checked when a slice runs them)."""
+        if self.model_set not in self.model_sets:
+            raise ValueError(f"model_set: unknown set {self.model_set!r}; model_sets has {', '.join(sorted(self.model_sets))}")
+        checked = {f"model_sets.{k}": v for k, v in self.model_sets.items()} if "model_sets" in self.model_fields_set else (
+            {f"model_sets.{self.model_set}": self.model_sets[self.model_set]} if "model_set" in self.model_fields_set else {})
         for name in SlicesParams.model_fields:
             sl = getattr(self.slices, name)
-            unknown = [m for m in sl.models if m not in self.models] if "models" in sl.model_fields_set else []
-            if unknown:
-                raise ValueError(f"slices.{name}.models: unknown model(s) {', '.join(unknown)}; "
+            if "models" in sl.model_fields_set:
+                checked[f"slices.{name}.models"] = sl.models
+            elif name in SETS_SLICES:  # set in __dict__: `models` stays not-explicitly-set
+                sl.__dict__["models"] = list(self.model_sets[self.model_set])
+        for where, names in checked.items():
+            if unknown := [m for m in names if m not in self.models]:
+                raise ValueError(f"{where}: unknown model(s) {', '.join(unknown)}; "
                                  f"registry (models:) has {', '.join(sorted(self.models))}")
         return self
+
+    def model_set_of(self, slice_name: str) -> str | None:
+        """The model set a slice runs (None: it lists its own models)."""
+        sl = getattr(self.slices, slice_name)
+        return None if "models" in sl.model_fields_set or slice_name not in SETS_SLICES else self.model_set
 
 
 class ParamsError(ValueError):
@@ -72,18 +107,26 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def format_validation_error(exc: ValidationError, source: str) -> str:
-    lines = [f"{source}: {exc.error_count()} invalid value(s)"]
+    """One line: `source: key: problem (got value)`, problems joined by `; ` when there are several."""
+    parts = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"].removeprefix("Value error, ")
+        key = ".".join(str(p)[:60] for p in err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")[:300]
         if err["type"] == "extra_forbidden":
             allowed = _allowed_keys(Params, err["loc"])
             msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
         given = err.get("input")
-        shown = "" if err["type"] in ("extra_forbidden", "missing") or not err["loc"] else f" (got {given!r})"
-        lines.append(f"  - {key}: {msg}{shown}")
-    return "\n".join(lines)
+        quiet = err["type"] in ("extra_forbidden", "missing") or not err["loc"] or isinstance(given, dict)
+        shown = "" if quiet else f" (got {_shown(given)})"
+        parts.append(f"{key}: {msg}{shown}")
+    head = f"{source}: " if len(parts) == 1 else f"{source}: {len(parts)} invalid values: "
+    return head + "; ".join(parts)
 
 
 def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> Params:
@@ -97,24 +140,35 @@ def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> P
         raise ParamsError(format_validation_error(exc, source)) from None
 
 
-def load_params(path: str | os.PathLike = DEFAULT_PATH) -> Params:
-    """Read and validate params.yaml; a missing file is an error unless defaults are allowed (`mirage --defaults`)."""
+def load_params(path: str | os.PathLike = DEFAULT_PATH, model_set: str | None = None) -> Params:
+    """Read and validate params.yaml; a missing file is an error unless defaults are allowed (`mirage --defaults`).
+    `model_set` (else MIRAGE_MODEL_SET) overrides the file's `model_set`."""
     path = Path(path)
-    if not path.is_file():
+    chosen = model_set or os.environ.get(MODEL_SET_ENV) or None
+    if not path.exists() or path.is_dir():
         if defaults_allowed() and not path.exists():
-            return Params()
+            return validate_params({"model_set": chosen} if chosen else {}, str(path)) if chosen else Params()
         raise ParamsError(f"{path}: params file not found; pass --params FILE, or run `mirage --defaults ...` "
                           f"(or set {DEFAULTS_ENV}=1) to use the built-in defaults")
+    raw = load_params_raw(path)
+    if chosen and raw:
+        raw["model_set"] = chosen
+    return validate_params(raw, str(path))
+
+
+def load_params_raw(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The parsed (not yet validated) mapping of a params file, read as untrusted input (`mirage.untrusted`: a
+    regular file of at most 4 MB, YAML without alias bombs, deep nesting, duplicate keys or huge integers)."""
+    from mirage import untrusted
+
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ParamsError(f"{path}: not valid UTF-8 (byte offset {exc.start}); save it as UTF-8") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ParamsError(f"{path}{f':{mark.line + 1}' if mark else ''}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        data = untrusted.read_bytes(path, "params file", untrusted.PARAMS_MAX_BYTES, None)
+        raw = untrusted.load_yaml(untrusted.decode(data, str(path)), str(path))
+    except DataError as exc:
+        raise ParamsError(str(exc)) from None
     if raw is not None and not isinstance(raw, dict):
         raise ParamsError(f"{path}: top level must be a mapping of sections")
-    return validate_params(raw, str(path))
+    return raw
 
 
 def defaults_allowed() -> bool:

@@ -1,20 +1,41 @@
-"""Redaction of API keys before anything is written (store, views, logs, report).
+"""Redaction of API keys before anything is written (store, views, logs, report), and the start-up check of keys.
 
-The secrets are the current values of the key variables: OPENAI_API_KEY, ANTHROPIC_API_KEY,
-GEMINI_API_KEY, and every `api_key_env` a provider read or `watch_registry` was given. Any
-occurrence of one of these values is replaced by `[REDACTED:<VARIABLE>]`. Values shorter than
-MIN_SECRET_CHARS are ignored (a placeholder such as "x" must not blank out every letter x).
+The secrets are the current values of the key variables: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, and
+every `api_key_env` a provider read or `watch_registry` was given. Values shorter than MIN_SECRET_CHARS are ignored
+(a placeholder such as "x" must not blank out every letter x).
+
+A server may echo a key in another form than it was sent, and an echo may be cut. So a key is matched as every
+form a server is known to normalise it to: as sent, trimmed, URL-escaped (`quote`, `quote_plus`, every byte as
+%XX), JSON-escaped (also `\\/` and `\\uXXXX`), HTML-escaped, hexadecimal, and base64 (standard and URL-safe) of the
+key and of the key inside a longer string such as `user:key` (Basic auth; the characters fixed by the key's bytes,
+for each of the three alignments), all case-insensitively. Any run of at least FRAGMENT_CHARS characters of one of
+these forms, widened by up to WIDEN_CHARS token characters (letters, digits, `+/=_-`) on each side (the
+edge characters of a base64 form carry key bits too), is replaced by `[REDACTED:<VARIABLE>]`: a partial echo (a cut error body, a masked key that shows too
+much) is caught too. Shorter fragments carry too little of a key to matter (APIs themselves echo the last 4).
+Redaction runs on whole texts before anything is cut.
 """
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 import os
+import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
+from urllib.parse import quote, quote_plus
+
+from mirage.io import DataError
 
 DEFAULT_KEY_ENVS: tuple[str, ...] = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY")
 MIN_SECRET_CHARS = 8
+FRAGMENT_CHARS = 12
+WIDEN_CHARS = 3
 _watched: set[str] = set(DEFAULT_KEY_ENVS)
+_TOKEN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # keeps string lengths
 
 
 def watch(*env_names: str | None) -> None:
@@ -27,19 +48,88 @@ def watch_registry(models: Mapping[str, Any]) -> None:
     watch(*(getattr(spec, "api_key_env", None) for spec in models.values()))
 
 
+def check_key(env_name: str | None) -> None:
+    """Refuse, at start-up, a key with surrounding or inner whitespace or control characters: a server may trim it,
+    so what it echoes would not be what was sent (and a key is one token)."""
+    if not env_name:
+        return
+    value = os.environ.get(env_name)
+    if value and (value != value.strip() or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value)):
+        raise DataError(f"environment variable {env_name}: the API key contains whitespace or control characters "
+                        "(leading or trailing too); set it to the bare key")
+
+
 def secrets() -> list[tuple[str, str]]:
     """(variable, value) of every watched variable that is set, longest value first."""
     found = [(n, os.environ[n]) for n in sorted(_watched) if len(os.environ.get(n, "").strip()) >= MIN_SECRET_CHARS]
     return sorted(found, key=lambda nv: -len(nv[1]))
 
 
+def forms(value: str) -> set[str]:
+    """Every form of `value` a server may echo (see the module doc), lower-cased for matching."""
+    out: set[str] = set()
+    for v in {value, value.strip()}:
+        raw = v.encode("utf-8")
+        out |= {v, quote(v, safe=""), quote(v), quote_plus(v), "".join(f"%{b:02x}" for b in raw), raw.hex(),
+                json.dumps(v)[1:-1], json.dumps(v, ensure_ascii=False)[1:-1], json.dumps(v)[1:-1].replace("/", "\\/"),
+                "".join(f"\\u{ord(c):04x}" for c in v), html.escape(v)}
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            for a in range(3):  # the key's bytes start at offset a (mod 3) of the encoded string
+                enc = encode(b"\0" * a + raw + b"\0\0").decode()
+                out.add(enc[-(-8 * a // 6):(8 * a + 8 * len(raw)) // 6])
+    return {f.translate(_LOWER) for f in out if f}
+
+
+class _Matcher:
+    """Finds runs of >= FRAGMENT_CHARS characters of any form of one secret in a (lower-cased) text."""
+
+    def __init__(self, value: str) -> None:
+        self.grams: dict[int, frozenset[str]] = {}
+        for f in forms(value):
+            k = min(len(f), FRAGMENT_CHARS)
+            if k < MIN_SECRET_CHARS:
+                continue
+            self.grams[k] = self.grams.get(k, frozenset()) | {f[i:i + k] for i in range(len(f) - k + 1)}
+        alphabet = "".join(sorted({c for grams in self.grams.values() for g in grams for c in g}))
+        shortest = min(self.grams, default=FRAGMENT_CHARS)
+        self.runs = re.compile(f"[{re.escape(alphabet)}]{{{shortest},}}") if alphabet else None
+
+    def spans(self, low: str) -> list[tuple[int, int]]:
+        if self.runs is None:
+            return []
+        marks: list[tuple[int, int]] = []
+        for m in self.runs.finditer(low):
+            start, end = m.span()
+            for k, grams in self.grams.items():
+                for i in range(start, end - k + 1):
+                    if low[i:i + k] in grams:
+                        marks.append((i, i + k))
+        marks.sort()
+        merged: list[list[int]] = []
+        for s, e in marks:
+            for _ in range(WIDEN_CHARS):  # a base64 form's edge characters mix key bits with their neighbours'
+                s -= bool(s and low[s - 1] in _TOKEN)
+                e += bool(e < len(low) and low[e] in _TOKEN)
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        return [(s, e) for s, e in merged]
+
+
+@lru_cache(maxsize=64)
+def _matcher(value: str) -> _Matcher:
+    return _Matcher(value)
+
+
 def redact(text: str | None, pairs: Iterable[tuple[str, str]] | None = None) -> str | None:
-    """`text` with every secret value replaced by [REDACTED:<VARIABLE>]."""
+    """`text` with every form of every secret value (and every long fragment of one) replaced by [REDACTED:<VARIABLE>]."""
     if not text:
         return text
     for name, value in secrets() if pairs is None else pairs:
-        if value in text:
-            text = text.replace(value, f"[REDACTED:{name}]")
+        spans = _matcher(value).spans(text.translate(_LOWER))
+        for s, e in reversed(spans):
+            text = f"{text[:s]}[REDACTED:{name}]{text[e:]}"
     return text
 
 

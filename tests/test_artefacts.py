@@ -52,10 +52,14 @@ def test_dvc_yaml_is_generated_from_the_contract(root, tmp_path):
     stages = yaml.safe_load((root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     lite = stages["lite"]
     assert artefacts.store_partition("gpt-4o", "lite") in [next(iter(o)) for o in lite["outs"] if isinstance(o, dict)]
-    assert "mirage" in lite["deps"] and "models.gpt-4o" in lite["params"] and "models.smollm2-135m" not in lite["params"]
-    # a slice that gains a model makes the checked-in file stale
+    assert "mirage" in lite["deps"] and "models.smollm2-135m" in stages["demo"]["params"]
+    # registry names with dots (qwen2.5-72b) cannot be DVC param paths: the stage depends on the whole registry
+    assert "models" in lite["params"] and not any(p.startswith("models.") for p in lite["params"])
+    assert not any(d.startswith("results/") for d in lite["deps"]), "sources only: `dvc repro --dry` plans a fresh clone"
+    assert "model_sets.paper" in lite["params"] and lite["cmd"].endswith("--config model_set=paper")
+    # a model set that gains a model makes the checked-in file stale
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
-    params["slices"]["lite"]["models"].append("smollm2-135m")
+    params["model_sets"]["paper"].append("smollm2-135m")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     stale = subprocess.run([sys.executable, "-m", "mirage", "dvc-yaml", "--check", "--params", str(tmp_path / "params.yaml")],
                            cwd=root, capture_output=True, text=True)

@@ -45,3 +45,22 @@ def test_audit_runs_every_stage_through_the_store_and_ends_with_the_report(tmp_p
         assert params.read_text().count("models: []") == 1, "the user's params.yaml is never edited"
         again = CliRunner().invoke(audit, args)
         assert again.exit_code == 0 and srv.total == sent, "a repeated audit is served from the store"
+
+
+def test_audit_without_the_key_it_needs_is_refused_before_anything_is_sent(tmp_path, monkeypatch):
+    """Readiness in `mirage audit` (issue 24): a model with an unset key variable and an empty store stops before the
+    first condition, naming the model, the missing samples and the key; nothing reaches the server."""
+    monkeypatch.delenv("AUDIT_TEST_KEY", raising=False)
+    req = tmp_path / "requests"
+    for cond in ("C1", "C2", "C3"):
+        write_jsonl(req / f"{cond}.jsonl", request_rows(4, cond))
+    params = tmp_path / "params.yaml"
+    params.write_text("slices:\n  demo:\n    models: []\n    n_samples: 2\n")
+    with FakeServer() as srv:
+        res = CliRunner().invoke(audit, ["--model", "openai:fake-model", "--base-url", srv.url + "/v1", "--api-key-env",
+                                         "AUDIT_TEST_KEY", "--slice", "demo", "--requests-dir", str(req), "--store",
+                                         str(tmp_path / "store"), "--out-dir", str(tmp_path / "audit"), "--params", str(params)])
+        assert res.exit_code == 1, res.output
+        assert "would have to send requests they cannot send" in res.output and "set AUDIT_TEST_KEY" in res.output
+        assert "on demo: 12 of 12 samples missing from its store (C1 4/4, C2 4/4, C3 4/4)" in res.output
+        assert srv.total == 0 and not (tmp_path / "audit" / "labels.jsonl").exists()

@@ -12,16 +12,16 @@ ARABIC: tuple[str, ...] = ("ar-msa", "ar-egy", "ar-lev", "ar-mag")
 
 
 class CorpusParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    seed: int = Field(20260616, description="Seed for instantiation order, split and subset draws (hash-based, platform independent).")
-    instantiations_per_template: int = Field(200, ge=1, description="Base prompts per template (paper §3.2: 200).")
+    seed: int = Field(20260616, ge=0, le=2**63 - 1, description="Seed for instantiation order, split and subset draws (hash-based, platform independent).")
+    instantiations_per_template: int = Field(200, ge=1, le=100_000, description="Base prompts per template (paper §3.2: 200).")
     identities: list[Identity] = Field(
         default_factory=lambda: ["muslim", "christian", "jewish", "hindu", "secular"],
         description="Identity variants per base prompt; the focal identity must be among them.",
     )
     focal_identity: Identity = Field("muslim", description="The focal identity; all others are controls.")
-    arabic_subset: int = Field(400, ge=0, description="Base prompts (from T1-T4, T6) in the cross-lingual parallel subset.")
+    arabic_subset: int = Field(400, ge=0, le=100_000, description="Base prompts (from T1-T4, T6) in the cross-lingual parallel subset.")
     arabic_languages: list[Language] = Field(
         default_factory=lambda: list(ARABIC), description="Arabic variants of the cross-lingual subset."
     )

@@ -13,12 +13,12 @@ Template = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
 class ProbeModelSpec(BaseModel):
     """How to load a model when params.yaml has no `models:` registry entry for its name."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     model_id: str = Field(description="Hub id, local folder, or `pkg://<package>` for weights shipped in a Python package.")
     revision: str | None = Field(None, description="Pinned hub revision, or `sha256:<hex>` of the GGUF file.")
     gguf_file: str | None = Field(None, description="GGUF file name inside model_id, if the weights are GGUF.")
-    gpus: int = Field(0, ge=0, description="GPUs the model needs; >0 shards it with device_map='auto'.")
+    gpus: int = Field(0, ge=0, le=1024, description="GPUs the model needs; >0 shards it with device_map='auto'.")
 
 
 def _embedded() -> dict[str, ProbeModelSpec]:
@@ -32,13 +32,13 @@ def _embedded() -> dict[str, ProbeModelSpec]:
 
 
 class ProbeParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    seed: int = Field(20260616, description="Seed of the hash ordering that picks the base prompts (mirage.hashing.rank_key).")
+    seed: int = Field(20260616, ge=0, le=2**63 - 1, description="Seed of the hash ordering that picks the base prompts (mirage.hashing.rank_key).")
     templates: list[Template] = Field(
         default_factory=lambda: ["T1", "T2", "T4", "T6"], description="Templates the probe set is drawn from, equally (App. E.1)."
     )
-    bases_per_template: int = Field(10, ge=1, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
+    bases_per_template: int = Field(10, ge=1, le=100_000, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
     language: Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"] = Field("en", description="Language of the probe prompts.")
     focal_identity: Identity = Field("muslim", description="Identity of the focal prompt of each pair.")
     controls: list[Identity] = Field(
@@ -46,22 +46,22 @@ class ProbeParams(BaseModel):
         description="Control identities, assigned to the selected base prompts in rotation.",
     )
     max_forms_per_stem: int | None = Field(
-        3, ge=1, description="Keep the N most frequent word forms per stem (lowest BPE rank); null keeps every match."
+        3, ge=1, le=1000, description="Keep the N most frequent word forms per stem (lowest BPE rank); null keeps every match."
     )
-    batch_size: int = Field(16, ge=1, description="Prompts per forward pass.")
+    batch_size: int = Field(16, ge=1, le=65_536, description="Prompts per forward pass.")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="Weights dtype; auto = float32 on CPU, the checkpoint's dtype on GPU. Lens maths is always float32."
     )
-    n_resamples: int = Field(10000, ge=100, description="Bootstrap resamples over pairs for the per-layer CIs.")
+    n_resamples: int = Field(10000, ge=100, le=10**7, description="Bootstrap resamples over pairs for the per-layer CIs.")
     confidence_level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the bootstrap CIs.")
     ci_method: Literal["BCa", "percentile", "basic"] = Field("BCa", description="scipy.stats.bootstrap method.")
     elevation_fraction: float = Field(
         0.5, gt=0, le=1, description="A layer is elevated if ci_low > 0 and mean λ >= this fraction of the peak mean λ."
     )
     elevation_min_lambda: float = Field(
-        0.1, ge=0, description="An elevated layer also needs mean λ >= this many nats (0.1 = 10.5% more violence-token mass)."
+        0.1, ge=0, le=1e6, description="An elevated layer also needs mean λ >= this many nats (0.1 = 10.5% more violence-token mass)."
     )
-    elevation_min_run: int = Field(2, ge=1, description="Early elevation onset needs this many consecutive elevated layers.")
+    elevation_min_run: int = Field(2, ge=1, le=1000, description="Early elevation onset needs this many consecutive elevated layers.")
     suppression_fraction: float = Field(
         0.5, ge=0, lt=1, description="Final suppression onset: first layer after the peak from which mean λ stays <= this fraction of the peak."
     )
@@ -69,6 +69,19 @@ class ProbeParams(BaseModel):
         default_factory=_embedded,
         description="Model specs used only when params.yaml has no `models:` registry entry for the name.",
     )
+
+    @field_validator("fallback_models")
+    @classmethod
+    def _names(cls, v: dict[str, ProbeModelSpec]) -> dict[str, ProbeModelSpec]:
+        from mirage.io import DataError
+        from mirage.names import check_name
+
+        for name in v:
+            try:
+                check_name(name, "model name")
+            except DataError as exc:
+                raise ValueError(str(exc)) from None
+        return v
 
     @field_validator("controls")
     @classmethod

@@ -10,21 +10,27 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mirage.config.generate import MaxTokens
 from mirage.protocol import Condition
 
 PAPER_MODELS = ["gpt-4o", "claude-opus-4", "gemini-1.5-pro", "llama-3.3-70b", "qwen2.5-72b", "deepseek-v3"]
+#: Their successors, one per provider, each chosen with the evidence recorded in docs/generation.md ("Model sets").
+CURRENT_MODELS = ["gpt-4.1", "claude-opus-4.6", "gemini-3.5-flash", "llama-4-scout", "qwen3-235b", "deepseek-v3.2"]
+MODEL_SETS = {"paper": PAPER_MODELS, "current": CURRENT_MODELS}
 
 
 class SliceParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    models: list[str] = Field(default_factory=lambda: list(PAPER_MODELS), description="Registry names of the models run on this slice.")
-    n_samples: int | None = Field(None, ge=1, description="Samples per request; null = protocol (generate.n_samples).")
-    max_tokens: dict[Condition, int] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
+    models: list[str] = Field(default_factory=lambda: list(PAPER_MODELS), min_length=1,
+                              description="Registry names of the models run on this slice (at least one); leave it out to "
+                              "run the chosen model set (top-level `model_set`; lite, full and test).")
+    n_samples: int | None = Field(None, ge=1, le=1000, description="Samples per request; null = protocol (generate.n_samples).")
+    max_tokens: dict[Condition, MaxTokens] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
 
 
 class SlicesParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     demo: SliceParams = Field(
         default_factory=lambda: SliceParams(models=["smollm2-135m"], n_samples=2, max_tokens={"C1": 40, "C2": 96, "C3": 64}),

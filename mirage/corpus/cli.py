@@ -10,6 +10,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError, read_jsonl, write_json, write_jsonl
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import HELD_OUT
 
@@ -54,7 +55,7 @@ def _agreement_forms(sources) -> frozenset[str]:
               help="Only validate: an existing prompts JSONL (path, or --out when given without a value).")
 @click.option("--stats", "stats_only", is_flag=True,
               help="Print the depth table of an existing corpus (--out) and write stats.csv/stats.json next to it.")
-@click.option("--pilot", "pilot_model", metavar="MODEL",
+@click.option("--pilot", "pilot_model", metavar="MODEL", type=NAME,
               help="Calibration pilot (App. B): run every identity-masked case file through this registry model.")
 @click.option("--samples", default=5, show_default=True, type=click.IntRange(1), help="Pilot: renderings per case file.")
 @click.option("--max-tokens", default=64, show_default=True, type=click.IntRange(1), help="Pilot: output tokens per call.")

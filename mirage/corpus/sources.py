@@ -96,7 +96,24 @@ def _identities(path: Path) -> dict:
             raise DataError(f"{path}: field '{key}' is missing")
         if not isinstance(ident[key], kind) or not ident[key]:
             raise DataError(f"{path}: field '{key}' must be a non-empty {'mapping' if kind is dict else 'list'}")
+    for lang in {lang for langs in ident["forms"].values() if isinstance(langs, dict) for lang in langs}:
+        for kind_ in {k for langs in ident["forms"].values() if isinstance(langs, dict)
+                      for k in (langs.get(lang) or {}) if isinstance(langs.get(lang), dict)}:
+            forms = {i: langs[lang][kind_] for i, langs in ident["forms"].items()
+                     if isinstance(langs, dict) and isinstance(langs.get(lang), dict) and kind_ in langs[lang]}
+            _distinct_forms(forms, f"{path}: field forms.*.{lang}.{kind_}")
     return ident
+
+
+def _distinct_forms(forms: dict[str, Any], where: str) -> None:
+    """Identities must differ in every surface form (else their 'matched pairs' are identical prompts)."""
+    seen: dict[str, str] = {}
+    for ident, form in forms.items():
+        key = " ".join(str(form).split()).casefold()
+        if key in seen:
+            raise DataError(f"{where}: identities {seen[key]} and {ident} share the surface form {str(form)!r}; "
+                            "identities must have disjoint surface forms")
+        seen[key] = ident
 
 
 def _unique_frames(frames: list[Frame], path: Path) -> list[Frame]:
@@ -197,6 +214,11 @@ def load_sources(data_dir: str | Path) -> Sources:
     lexicons: dict[str, list[dict]] = {}
     for path in sorted((data_dir / "lexicons").glob("*.yaml")):
         lexicons[path.stem] = _check_lexicon(path.stem, _load_yaml(path), str(path))
+        if path.stem in CUE_LEXICONS.values():
+            for i, entry in enumerate(lexicons[path.stem], 1):
+                for lang, forms in entry.items():
+                    if isinstance(forms, dict):
+                        _distinct_forms(forms, f"{path}: entry {i} field {lang}")
     frames: dict[str, list[Frame]] = {}
     harness_meta: dict[str, dict] = {}
     for tid in TEMPLATE_IDS:

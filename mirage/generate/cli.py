@@ -9,6 +9,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import CONDITIONS, SLICE_NAMES
 
@@ -47,7 +48,7 @@ def write_marker(path: Path, store, run, plan) -> None:
 
 
 @click.command()
-@click.option("--model", "model_name", required=True, help="Registry name (params.yaml `models:`).")
+@click.option("--model", "model_name", required=True, type=NAME, help="Registry name (params.yaml `models:`).")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Requests subset and its sampling overrides.")
 @click.option("--condition", type=click.Choice(CONDITIONS), required=True, help="Evaluation condition.")
 @click.option("--requests", "requests_path", type=click.Path(dir_okay=False), help=f"Requests JSONL; every row must be of CONDITION.  [default: {artefacts.requests('{condition}')}]")
@@ -62,7 +63,9 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     """Generate completions for one model x slice x condition, resumably.
 
     Every call is looked up in the model's content-addressed store first; only missing (or failed) calls are
-    sent, and new records go to the store partition of SLICE. Failed calls are retried generate.retry_rounds
+    sent, and new records go to the store partition of SLICE. A model whose store holds every call runs without
+    an API key and even when retired (nothing is sent); one that would have to send but cannot (retired,
+    unpinned, no key) is refused before any call, naming how many samples are missing and the ways out. Failed calls are retried generate.retry_rounds
     times; if any still fail the command writes what it has and exits 1, so the next run retries exactly those
     (a call that failed generate.max_attempts times is given up on and reported). Then one view file per
     retrieval-pool x mitigation shard is written from the store. Killing this command at any time and rerunning
@@ -71,13 +74,14 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     from mirage.generate.progress import ConsoleProgress, Log
     from mirage.generate.runner import VOCABULARY, GenerationRun, read_requests, settings_for
     from mirage.generate.store import Store
-    from mirage.secrets import watch_registry
+    from mirage.secrets import check_key, watch_registry
 
     log = Log(log_path)
     try:
         params = load_params(params_path)
         watch_registry(params.models)
         spec = model_spec(params, model_name)
+        check_key(spec.api_key_env)
         gen = params.generate
         sl = getattr(params.slices, slice_name)
         st = settings_for(gen, sl.n_samples, sl.max_tokens, condition)
@@ -92,9 +96,10 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
         store = Store.open(store_dir or artefacts.store(model_name), partition=slice_name)
         if log_path:
             log(f"log: {log_path}")
-        run = GenerationRun(model_name, spec, st, rows, store, where=req)
+        run = GenerationRun(model_name, spec, st, rows, store, where=req, slice_name=slice_name)
         plan = run.plan()
         log(f"{model_name} {slice_name} {condition}: {plan.describe()}  ({VOCABULARY})")
+        run.refuse_if_blocked(gen.max_attempts)  # a retired or keyless model runs only when nothing is owed
         progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec) if plan.to_send else None
         run.progress = progress
         try:
@@ -113,7 +118,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
         if marker_path is not None and not retryable:
             write_marker(marker_path, store, run, plan)
     except (ParamsError, DataError, RuntimeError) as exc:
-        log(f"error: {exc}")
+        log(f"error: {exc}", console=False)
         raise click.ClickException(str(exc)) from None
     failed = sum(1 for v in view if v["error"])
     log(f"sent {run.sent} call(s); wrote {len(view)} view rows ({failed} failed) to {folder}")
@@ -128,7 +133,7 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
 
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="lite", show_default=True)
-@click.option("--models", "models", multiple=True, help="Registry names (repeatable; default: the slice's models).")
+@click.option("--models", "models", multiple=True, type=NAME, help="Registry names (repeatable; default: the slice's models).")
 @click.option("--calibrate", is_flag=True, help="First measure each model's output tokens/s: generate.calibration_samples short "
               "real requests through its provider (local model, vllm, or any OpenAI-compatible/Anthropic server) at its "
               "configured concurrency, stored nowhere but in --calibration. Needs the model's server or API key.")
@@ -137,33 +142,62 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
               "measured) while the model's provider, model_id, revision and base_url are unchanged.")
 @click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
               help="Folder of {condition}.jsonl.")
+@click.option("--model-set", help="Plan this named model set (params.yaml `model_sets:`, e.g. paper or current) instead of "
+              "the slice's models (same as `mirage --model-set NAME estimate`).")
+@click.option("--stores", type=click.Path(file_okay=False), default=artefacts.generations_dir(), show_default=True,
+              help="Folder of the models' stores ({stores}/{model}/store): calls already stored are not counted.")
+@click.option("--whole-slice", is_flag=True, help="Plan every call of the slice as if no store held any and leave out the "
+              "status (what the workflow records for the report: the same on every machine).")
 @click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSON.  [default: {artefacts.estimate('{slice}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--power", is_flag=True, help="Instead: per template (dV) and harness (Delta), the minimum detectable effect at "
-              "80 % power after Holm, and the base prompts --target-effect needs (simulated through the metrics statistics).")
-@click.option("--base-rate", type=click.FloatRange(0, 1), default=0.2, show_default=True, help="--power: assumed C1/C2 violence rate.")
-@click.option("--favourability", type=click.FloatRange(0, 1), default=0.6, show_default=True, help="--power: assumed C3 mean decision score.")
+@click.option("--power", is_flag=True, help="Instead: for each headline bias claim (ΔV per condition, Δ signed pooled and per "
+              "harness) the power of the report's own decision (its frame-level relabelling test at Holm's alpha / m over the "
+              "slice's m claims) at --target-effect, the minimum detectable effect at 80 % power and the base prompts "
+              "--target-effect needs, simulated from the slice's frames (docs/metrics.md, \"Power planning\").")
+@click.option("--pilot", type=click.Path(dir_okay=False, exists=True), help="--power: a pilot's per_prompt.csv (`mirage metrics`): "
+              "rates and heterogeneity (frame, base, frame x identity, base x identity sds) are estimated from it.")
+@click.option("--base-rate", type=click.FloatRange(0, 1), help="--power: C1/C2 violence rate.  [default: pilot, else 0.2]")
+@click.option("--favourability", type=click.FloatRange(0, 1), help="--power: C3 mean decision score.  [default: pilot, else 0.6]")
+@click.option("--frame-sd", type=click.FloatRange(0, 1), help="--power: sd of the frame effect.  [default: pilot, else 0]")
+@click.option("--frame-identity-sd", type=click.FloatRange(0, 1),
+              help="--power: sd of the frame x identity effect (identity effects that vary by frame).  [default: pilot, else 0]")
+@click.option("--base-sd", type=click.FloatRange(0, 1), help="--power: sd of the base-prompt effect.  [default: pilot, else 0.15]")
+@click.option("--base-identity-sd", type=click.FloatRange(0, 1), help="--power: sd of the base x identity effect.  [default: pilot, else 0]")
+@click.option("--refusals/--no-refusals", default=None, help="--power: count the refusal and unparseable gaps among the "
+              "claims (they are tested when any sample is refused).  [default: whether the pilot has refusals, else yes]")
 @click.option("--target-effect", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True,
-              help="--power: effect (0-1 scale; 0.05 = 5 pp) whose base-prompt requirement is reported.")
+              help="--power: effect (0-1 scale; 0.05 = 5 pp) whose power and base-prompt requirement are reported.")
 def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibration_path: str, requests_dir: str,
-             out: str | None, params_path: str, power: bool, base_rate: float, favourability: float, target_effect: float) -> None:
+             model_set: str | None, stores: str, whole_slice: bool, out: str | None, params_path: str, power: bool,
+             pilot: str | None, base_rate: float | None, favourability: float | None, frame_sd: float | None,
+             frame_identity_sd: float | None, base_sd: float | None, base_identity_sd: float | None,
+             refusals: bool | None, target_effect: float) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
-    expected GPU-hours, API cost, local time and API/server wall time. Times use each model's throughput
-    (column `throughput`, tok/s) and say where it comes from (column `source`): measured (--calibrate, now or
-    in an earlier run), assumed (registry throughput_tok_s) or none. A calibration with a failed request writes
+    expected GPU-hours, API cost, local time and API/server wall time. Never refuses to plan: every model's rows
+    carry a `status`: cached (its store holds every call), sendable, needs key (its key variable is unset),
+    retired: release only (its snapshot is shut down) or not pinned; tokens, cost and time count only the calls
+    still to send (`to_send`), none where the model cannot send. Times use each model's throughput (column
+    `throughput`, tok/s) and say where it comes from (column `source`): measured (--calibrate, now or in an
+    earlier run), assumed (registry throughput_tok_s) or none. A calibration with a failed request writes
     nothing and exits 1. With --power: what the slice can detect (docs/metrics.md, "Power planning")."""
+    import datetime as dt
+    import os
+
     from mirage.generate.calibrate import applicable, measure, read_calibration, write_calibration
     from mirage.generate.estimate import build_estimate, format_table
-    from mirage.generate.readiness import check_ready
+    from mirage.generate.readiness import send_blockers
     from mirage.io import write_json
 
     try:
-        params = load_params(params_path)
+        params = load_params(params_path, model_set=model_set)
         names = list(models) or getattr(params.slices, slice_name).models
         if power:
             from mirage.metrics.power import power_report
 
-            result = power_report(params, slice_name, len(names), requests_dir, base_rate, favourability, target_effect)
+            overrides = dict(rate=base_rate, favourability=favourability, frame_sd=frame_sd,
+                             frame_identity_sd=frame_identity_sd, base_sd=base_sd, base_identity_sd=base_identity_sd)
+            result = power_report(params, slice_name, requests_dir, target_effect, pilot=pilot, overrides=overrides,
+                                  refusals=refusals)
             path = Path(out or artefacts.power(slice_name))
             write_json(path, result)
             click.echo(result["table"])
@@ -171,9 +205,12 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
             return
         for n in names:
             model_spec(params, n)
-        check_ready(params.models, names, params_path, keys=calibrate)
         calibration = read_calibration(calibration_path)
-        if calibrate:
+        if calibrate:  # sends: every calibrated model must be able to
+            blocked = [f"{n}: {'; '.join(b.values())}" for n in names
+                       if (b := send_blockers(n, params.models[n], dt.date.today(), os.environ))]
+            if blocked:
+                raise RuntimeError(f"--calibrate sends requests, and these models cannot: {'; '.join(blocked)}")
             measured, failed = {}, []
             for n in names:
                 try:
@@ -189,7 +226,8 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
             calibration.update(measured)
             click.echo(f"wrote {calibration_path}")
         calibration = {n: e for n, e in calibration.items() if n in names and applicable(e, params.models[n])}
-        result = build_estimate(params, slice_name, names, requests_dir, calibration)
+        result = build_estimate(params, slice_name, names, requests_dir, calibration, stores, whole_slice)
+        result["model_set"] = None if models else params.model_set_of(slice_name)
     except (ParamsError, DataError, RuntimeError) as exc:
         raise click.ClickException(str(exc)) from None
     path = Path(out or artefacts.estimate(slice_name))

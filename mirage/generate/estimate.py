@@ -9,18 +9,26 @@ generate.expected_output_fraction (1.0 = upper bound). Times divide output token
 measured (a calibration, mirage/generate/calibrate.py) where one applies, else assumed (registry
 throughput_tok_s), else none. GPU-hours (vllm) = that time x gpus; local_time_s (local) and wall_time_s (API and
 server models) are that time; API cost from registry prices per 1M tokens.
+
+Planning never refuses. Each row says what running it would mean today (`status`, mirage/generate/readiness.py):
+`cached` (the store holds every call: nothing to send), `sendable`, `needs key` (the model's key variable is
+unset), `retired: release only` (its snapshot is shut down: only released completions can fill it) or `not
+pinned`. Tokens, cost and time count only the calls still to send (`to_send`); a retired or unpinned row, which
+cannot send, gets none. `whole_slice` plans as if no store held anything and leaves the status out: the
+deterministic cost of the whole slice that the workflow records for the report.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from mirage import artefacts
 from mirage.config.generate import ModelSpec
-from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, read_requests, settings_for
-from mirage.io import DataError
+from mirage.generate.readiness import RETIRED, UNPINNED, rendered_requests, request_files, send_blockers, status
+from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, settings_for
 from mirage.protocol import CONDITIONS
 
 
@@ -55,35 +63,50 @@ def throughput(spec: ModelSpec, measured: dict[str, Any] | None) -> tuple[float 
 
 
 def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir: str,
-                   calibration: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The estimate of `names` on a slice; `calibration` holds the measurements that apply to these models."""
+                   calibration: dict[str, dict[str, Any]], stores: str | None = None, whole_slice: bool = False,
+                   environ: dict[str, str] | None = None, today: dt.date | None = None) -> dict[str, Any]:
+    """The estimate of `names` on a slice; `calibration` holds the measurements that apply to these models;
+    `stores` the folder of the models' stores (default artefacts.generations_dir())."""
+    from mirage.generate.store import Store
+
     gen = params.generate
     sl = getattr(params.slices, slice_name)
-    by_cond: dict[str, list[dict]] = {}
-    for c in CONDITIONS:
-        path = Path(requests_dir) / Path(artefacts.requests(c)).name
-        if not path.exists():
-            raise DataError(f"{path}: requests file not found (run `mirage render` first)")
-        by_cond[c] = read_requests(path, slice_name, c)
+    environ = os.environ if environ is None else environ
+    on_disk = all(p.exists() for p in request_files(requests_dir, CONDITIONS).values())
+    by_cond = rendered_requests(params, slice_name, CONDITIONS, requests_dir)
     out_rows, counted_by = [], {}
     for name in names:
         spec: ModelSpec = params.models[name]
         count, counted_by[name] = token_counter(spec, gen.chars_per_token)
         tok_s, source = throughput(spec, calibration.get(name))
-        for c in CONDITIONS:
-            st = settings_for(gen, sl.n_samples, sl.max_tokens, c)
-            run = GenerationRun(name, spec, st, by_cond[c], store=None)
-            plan = run.plan()
-            out_per = st.max_tokens * gen.expected_output_fraction
-            # a second turn re-reads its first turn's input and answer
-            tokens_in = round(st.n_samples * sum(count(r) * (2 if is_two_turn(r) else 1) + (out_per if is_two_turn(r) else 0)
-                                                 for r in run.firsts.values()))
-            tokens_out = round(plan.calls * out_per)
-            out_rows.append({"model": name, "condition": c, "request_rows": plan.request_rows, "requests": plan.requests,
-                             "samples": plan.samples, "calls": plan.calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
-                             **_costs(spec, tokens_in, tokens_out, tok_s), "throughput": tok_s, "source": source})
-    keys = ("request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd",
-            "local_time_s", "wall_time_s")
+        blockers = {} if whole_slice else send_blockers(name, spec, today or dt.date.today(), environ)
+        store = None if whole_slice else Store.open(artefacts.store(name, stores))
+        try:
+            for c in CONDITIONS:
+                st = settings_for(gen, sl.n_samples, sl.max_tokens, c)
+                run = GenerationRun(name, spec, st, by_cond[c], store=store)
+                plan = run.plan()
+                owed = run.owed_calls() if store is not None else None
+                out_per = st.max_tokens * gen.expected_output_fraction
+                sizes = {rid: count(row) for rid, row in run.firsts.items()}
+                if owed is None:  # every call: a second turn re-reads its first turn's input and answer
+                    tin = sum(st.n_samples * (n * 2 + out_per if is_two_turn(run.firsts[rid]) else n) for rid, n in sizes.items())
+                    calls = plan.calls
+                else:
+                    tin = sum(sizes[rid] + (sizes[rid] + out_per if turn == 2 else 0) for rid, _, turn in owed)
+                    calls = len(owed)
+                row_status = None if whole_slice else status(blockers, calls)
+                tokens_in, tokens_out = round(tin), round(calls * out_per)
+                sends = row_status not in (RETIRED, UNPINNED)
+                out_rows.append({"model": name, "condition": c, "status": row_status, "request_rows": plan.request_rows,
+                                 "requests": plan.requests, "samples": plan.samples, "calls": plan.calls,
+                                 "stored": plan.calls - calls, "to_send": calls, "tokens_in": tokens_in, "tokens_out": tokens_out,
+                                 **(_costs(spec, tokens_in, tokens_out, tok_s) if sends else dict.fromkeys(COST_KEYS)),
+                                 "throughput": tok_s, "source": source})
+        finally:
+            if store is not None:
+                store.close()
+    keys = ("request_rows", "requests", "samples", "calls", "stored", "to_send", "tokens_in", "tokens_out", *COST_KEYS)
     totals = {k: _sum(r[k] for r in out_rows) for k in keys}
     return {
         "slice": slice_name, "rows": out_rows, "totals": totals,
@@ -95,11 +118,17 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
             "throughput_tok_s": {n: params.models[n].throughput_tok_s for n in names},
             "calibration": {n: calibration[n] for n in names if n in calibration},
             "prices_per_mtok": {n: [params.models[n].price_in_per_mtok, params.models[n].price_out_per_mtok] for n in names},
-            "note": f"{VOCABULARY}; tokens_out = calls x max_tokens x expected_output_fraction (an upper bound at 1.0); "
-                    "times = tokens_out / throughput (tok/s; source: measured by `mirage estimate --calibrate`, assumed "
-                    "from the registry, or none)",
+            "store": "ignored: the whole slice is planned" if whole_slice else "calls already in each model's store are not counted",
+            "requests": f"read from {requests_dir}" if on_disk else f"rendered in memory ({requests_dir} holds no rendered requests)",
+            "note": f"{VOCABULARY}; tokens, cost and time count the calls to send (to_send; all calls with --whole-slice), "
+                    "none for a model that cannot send (status retired or not pinned); tokens_out = calls x max_tokens x "
+                    "expected_output_fraction (an upper bound at 1.0); times = tokens_out / throughput (tok/s; source: "
+                    "measured by `mirage estimate --calibrate`, assumed from the registry, or none)",
         },
     }
+
+
+COST_KEYS = ("gpu_hours", "api_cost_usd", "local_time_s", "wall_time_s")
 
 
 def _sum(values: Any) -> float | None:
@@ -123,11 +152,12 @@ def _costs(spec: ModelSpec, tin: int, tout: int, tok_s: float | None) -> dict[st
 
 def format_table(result: dict[str, Any]) -> str:
     """Plain-text table of the estimate rows and totals."""
-    cols = ("model", "condition", "request_rows", "requests", "samples", "calls", "tokens_in", "tokens_out", "gpu_hours",
-            "api_cost_usd", "local_time_s", "wall_time_s", "throughput", "source")
-    rows = [[str(r[c]) if r[c] is not None else "-" for c in cols] for r in result["rows"]]
-    rows.append(["TOTAL", ""] + [str(result["totals"][c]) if result["totals"].get(c) is not None else "-" for c in cols[2:-2]] + ["", ""])
+    cols = ("model", "condition", "status", "request_rows", "requests", "samples", "calls", "stored", "to_send", "tokens_in",
+            "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s", "wall_time_s", "throughput", "source")
+    rows = [[str(r[c]) if r.get(c) is not None else "-" for c in cols] for r in result["rows"]]
+    rows.append(["TOTAL", "", ""] + [str(result["totals"][c]) if result["totals"].get(c) is not None else "-" for c in cols[3:-2]] + ["", ""])
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join([f"slice {result['slice']}", fmt.format(*cols)] + [fmt.format(*r) for r in rows]
+    head = f"slice {result['slice']}" + (f" (model set {result['model_set']})" if result.get("model_set") else "")
+    return "\n".join([head, fmt.format(*cols)] + [fmt.format(*r) for r in rows]
                      + [result["assumptions"]["note"]])

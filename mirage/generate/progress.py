@@ -69,9 +69,12 @@ class Log:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("", encoding="utf-8")
 
-    def __call__(self, message: str) -> None:
+    def __call__(self, message: str, console: bool = True) -> None:
+        """Print `message` (redacted) and append it to the log file; `console=False`: the file only (for an error
+        the command itself prints as its one line)."""
         message = redact(message)
-        print(message, file=sys.stderr, flush=True)
+        if console:
+            print(message, file=sys.stderr, flush=True)
         if self.path:
             with open(self.path, "a", encoding="utf-8") as fh:
                 fh.write(message + "\n")

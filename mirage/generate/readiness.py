@@ -1,50 +1,189 @@
-"""Refuse models that cannot give a reproducible run before any job starts: unpinned, retired or keyless.
+"""Whether a model may run a job, judged on what the job must send.
 
-Called by `mirage estimate` and at Snakemake DAG time (workflow/rules/common.smk), so a stale registry
-fails in seconds, naming every bad model, instead of at job start hours later.
+A model whose completion store already holds every sample a job needs runs without a key and even when its
+snapshot is retired: nothing is sent. Only a model that would have to send must be able to: pinned, not
+retired (today < `retires`) and with its API key in the environment. What must be sent is read from the store's
+key index (membership only; a stored M4 first turn is read to key its second turn), exactly as the job itself
+plans it (`GenerationRun.owed_calls`).
+
+The one rule serves `mirage generate` (before any call), `mirage estimate` (a status per row, never a refusal),
+`mirage audit` (before its first condition) and the workflow at DAG time (workflow/rules/common.smk, and so
+`dvc repro`): every model that cannot send is checked there, within seconds. A model with an empty store is
+refused at once (it would send everything); for one with completions the requests are read from the rendered
+files, or, before `mirage render` has written them (a fresh clone after `dvc pull`), rendered in memory from the
+same data and params (`rendered_requests`); the generation jobs check again before any call.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from mirage import artefacts
 from mirage.config.generate import ModelSpec
-from mirage.params import ParamsError
+from mirage.protocol import CONDITIONS
 
-#: Providers that always need a key: the official endpoints of OpenAI (no base_url) and Anthropic.
-_KEYED = ("anthropic",)
+#: Providers whose official endpoints (no base_url) need a key; a base_url server needs one only with api_key_env.
+_KEYED = ("openai", "anthropic")
+CACHED, SENDABLE, NEEDS_KEY, RETIRED, UNPINNED = "cached", "sendable", "needs key", "retired: release only", "not pinned"
 
 
-def model_problems(name: str, spec: ModelSpec, today: dt.date, environ: Mapping[str, str] | None) -> list[str]:
-    """Why registry entry `name` must not run today (empty when it may); keys are not checked when `environ` is None."""
-    problems = []
+class NotReady(RuntimeError):
+    """A job would have to send calls its model may not send (an environment failure: exit 1)."""
+
+
+def send_blockers(name: str, spec: ModelSpec, today: dt.date, environ: Mapping[str, str] | None) -> dict[str, str]:
+    """Why registry entry `name` may not send requests today, by status (empty when it may); keys are not checked
+    when `environ` is None."""
+    out = {}
+    if spec.retires is not None and today >= spec.retires:  # a key would not help: checked no further
+        return {RETIRED: f"{spec.model_id} was retired on {spec.retires.isoformat()}"}
     if not spec.pinned and not spec.allow_unpinned:
-        problems.append(f"models.{name}.revision: not pinned ({spec.revision or 'empty'}); set the hub commit sha, "
-                        f"dated API snapshot or sha256 of the weights (or allow_unpinned: true, results then not reproducible)")
-    if spec.retires is not None and today >= spec.retires:
-        problems.append(f"models.{name}.retires: {spec.model_id} was retired on {spec.retires.isoformat()}; "
-                        f"choose a current snapshot (a new revision is a new model in the store)")
-    needs_key = spec.api_key_env or spec.provider in _KEYED or (spec.provider == "openai" and not spec.base_url)
+        out[UNPINNED] = (f"models.{name}.revision is not pinned ({spec.revision or 'empty'}); set the hub commit sha, dated "
+                         f"API snapshot or sha256 of the weights (or allow_unpinned: true, results then not reproducible)")
+    needs_key = spec.api_key_env or (spec.provider in _KEYED and not spec.base_url)
     if environ is not None and needs_key and not (spec.api_key_env and environ.get(spec.api_key_env, "").strip()):
-        what = f"set the environment variable {spec.api_key_env}" if spec.api_key_env else "set api_key_env to the variable holding its key"
-        problems.append(f"models.{name}.api_key_env: no API key ({what})")
-    return problems
+        out[NEEDS_KEY] = (f"no API key (set the environment variable {spec.api_key_env})" if spec.api_key_env
+                          else f"no API key (set models.{name}.api_key_env to the variable holding its key)")
+    return out
 
 
-def check_ready(models: Mapping[str, ModelSpec], names: Iterable[str], source: str = "params.yaml",
-                today: dt.date | None = None, environ: Mapping[str, str] | None = None, keys: bool = True) -> None:
-    """Raise ParamsError listing every problem of the models `names` (unknown names included); `keys=False`
-    leaves API keys unchecked (planning: `mirage estimate`)."""
-    today = today or dt.date.today()
-    environ = (os.environ if environ is None else environ) if keys else None
-    problems = []
-    for name in names:
-        if name not in models:
-            problems.append(f"models.{name}: not in the registry (known: {', '.join(sorted(models))})")
+def status(blockers: Mapping[str, str], to_send: int) -> str:
+    """cached (nothing to send) | retired: release only | not pinned | needs key | sendable."""
+    if not to_send:
+        return CACHED
+    return next((s for s in (RETIRED, UNPINNED, NEEDS_KEY) if s in blockers), SENDABLE)
+
+
+@dataclass
+class Need:
+    """What one model owes on a slice: missing and total samples per condition (None: not counted, the store being
+    empty or the model able to send)."""
+
+    name: str
+    by_condition: dict[str, tuple[int, int]] | None
+    store_empty: bool
+    blockers: dict[str, str] = field(default_factory=dict)
+    key_env: str | None = None  # the variable to set, when a missing key is a blocker
+
+    @property
+    def missing(self) -> int | None:
+        return None if self.by_condition is None else sum(m for m, _ in self.by_condition.values())
+
+    @property
+    def total(self) -> int | None:
+        return None if self.by_condition is None else sum(t for _, t in self.by_condition.values())
+
+    @property
+    def refused(self) -> bool:
+        """Cannot run: it must send (missing samples, or an empty store) and may not."""
+        return bool(self.blockers) and (self.store_empty or bool(self.missing))
+
+    def describe(self, slice_name: str) -> str:
+        """One line: the model, what it lacks (of how many), and why it cannot send it."""
+        if self.by_condition is None:
+            owed = "its store holds no completions, so every sample of the slice would be sent"
         else:
-            problems += model_problems(name, models[name], today, environ)
-    if problems:
-        raise ParamsError(f"{source}: {len(problems)} model problem(s); nothing was started\n" + "\n".join(f"  - {p}" for p in problems))
+            parts = ", ".join(f"{c} {m}/{t}" for c, (m, t) in self.by_condition.items() if m)
+            owed = f"{self.missing} of {self.total} samples missing from its store ({parts})"
+        return f"{self.name} on {slice_name}: {owed}, and it cannot send them: {'; '.join(self.blockers.values())}"
 
+
+def missing_samples(run: Any) -> int:
+    """Samples of a GenerationRun with at least one call not in its store."""
+    return len({(rid, i) for rid, i, _ in run.owed_calls()})
+
+
+def job_need(name: str, spec: ModelSpec, gen: Any, slice_params: Any, condition: str, rows: list[dict], store: Any) -> tuple[int, int]:
+    """(missing samples, samples) of one generation job."""
+    from mirage.generate.runner import GenerationRun, settings_for
+
+    run = GenerationRun(name, spec, settings_for(gen, slice_params.n_samples, slice_params.max_tokens, condition), rows, store)
+    return missing_samples(run), len(run.firsts) * run.st.n_samples
+
+
+def request_files(requests_dir: str | os.PathLike | None, conditions: Iterable[str]) -> dict[str, Path]:
+    """Condition -> the rendered requests file in `requests_dir` (default: the pipeline's)."""
+    folder = Path(requests_dir or artefacts.requests_dir())
+    return {c: folder / Path(artefacts.requests(c)).name for c in conditions}
+
+
+def rendered_requests(params: Any, slice_name: str, conditions: Iterable[str] = CONDITIONS,
+                      requests_dir: str | os.PathLike | None = None) -> dict[str, list[dict]]:
+    """Condition -> request rows of the slice: read from the rendered files when all exist, else built in memory
+    (corpus + render from the shipped data, exactly what `mirage corpus` + `mirage render` would write)."""
+    from mirage.generate.runner import read_requests
+
+    paths = request_files(requests_dir, conditions)
+    if all(p.exists() for p in paths.values()):
+        return {c: read_requests(p, slice_name, c) for c, p in paths.items()}
+    from mirage.api import corpus_rows
+    from mirage.render.build import build, load_render_sources
+
+    print(f"readiness: no rendered requests in {next(iter(paths.values())).parent}; rendering them in memory to count "
+          f"what each model's store lacks", file=sys.stderr)
+    src, _ = load_render_sources(params.render, artefacts.harness_dir(), artefacts.news(), artefacts.mitigation_texts(),
+                                 artefacts.cot_translations())
+    built = build(json.loads(json.dumps(corpus_rows(params))), params.render, src, artefacts.corpus())
+    return {c: [r for r in json.loads(json.dumps(built[c])) if slice_name in r["slices"]] for c in conditions}
+
+
+def slice_needs(params: Any, names: Iterable[str], slice_name: str, requests_dir: str | os.PathLike | None = None,
+                store_of: Callable[[str], str] = artefacts.store, conditions: Iterable[str] = CONDITIONS,
+                today: dt.date | None = None, environ: Mapping[str, str] | None = None) -> list[Need]:
+    """What each model that may not send owes on a slice (models that may send are not counted: they send what
+    is missing). `store_of(name)` is a model's store folder. Requests are read once, when some model needs them."""
+    from mirage.generate.store import Store
+
+    today = today or dt.date.today()
+    environ = os.environ if environ is None else environ
+    conditions = tuple(conditions)
+    rows: dict[str, list[dict]] = {}
+    sl = getattr(params.slices, slice_name)
+    out = []
+    for name in names:
+        spec = params.models[name]
+        need = Need(name, None, False, send_blockers(name, spec, today, environ), spec.api_key_env)
+        out.append(need)
+        if not need.blockers:
+            continue
+        store = Store.open(store_of(name))
+        try:
+            need.store_empty = not len(store.done)
+            # an empty store owes everything: counted only when the requests are on disk (cheap)
+            if not need.store_empty or all(p.exists() for p in request_files(requests_dir, conditions).values()):
+                rows = rows or rendered_requests(params, slice_name, conditions, requests_dir)
+                need.by_condition = {c: job_need(name, spec, params.generate, sl, c, rows[c], store) for c in conditions}
+        finally:
+            store.close()
+    return out
+
+
+def refusal(needs: list[Need], slice_name: str, source: str = "params.yaml") -> str:
+    """The message naming every refused model, how many samples it lacks, and the ways out."""
+    refused = [n for n in needs if n.refused]
+    keys = sorted({n.key_env for n in refused if NEEDS_KEY in n.blockers and n.key_env})
+    ways = [f"`dvc pull --with-deps {slice_name or '<slice>'}` (released completions: nothing is then sent)"]
+    if keys:
+        ways.append(f"set {' / '.join(keys)}")
+    ways.append("choose a current snapshot or model set (`--config model_set=current`, `mirage --model-set current ...`; "
+                "docs/generation.md)")
+    return (f"{source}: {len(refused)} model(s) would have to send requests they cannot send; nothing was started\n"
+            + "\n".join(f"  - {n.describe(slice_name)}" for n in refused) + "\n  ways out: " + "; ".join(ways))
+
+
+def check_slice(params: Any, names: Iterable[str], slice_name: str, requests_dir: str | os.PathLike | None = None,
+                store_of: Callable[[str], str] = artefacts.store, conditions: Iterable[str] = CONDITIONS,
+                source: str = "params.yaml", today: dt.date | None = None,
+                environ: Mapping[str, str] | None = None) -> list[Need]:
+    """Raise NotReady naming every model that would have to send and cannot; returns the needs checked."""
+    needs = slice_needs(params, names, slice_name, requests_dir, store_of, conditions, today, environ)
+    if any(n.refused for n in needs):
+        raise NotReady(refusal(needs, slice_name, source))
+    return needs

@@ -137,8 +137,9 @@ class GenerationRun:
     """One model over a set of request rows with fixed settings, backed by its store (None: plan only)."""
 
     def __init__(self, name: str, spec: ModelSpec, settings: Settings, rows: list[dict], store: Store | None,
-                 where: str = "", progress: Progress | None = None) -> None:
+                 where: str = "", progress: Progress | None = None, slice_name: str = "") -> None:
         self.name, self.spec, self.st, self.rows, self.store, self.where = name, spec, settings, rows, store, where
+        self.slice_name = slice_name
         self.seeded = provider_class(spec.provider).seeded
         self.progress = progress
         self.firsts: dict[str, dict] = {}
@@ -180,6 +181,20 @@ class GenerationRun:
                     t2.setdefault(s2.key, (s2, {"request_id": rid, "turn": 2, "first_turn_key": s.key}))
         return t1, t2
 
+    def owed_calls(self) -> list[tuple[str, int, int]]:
+        """(request_id, sample index, turn) of every call not in the store, by membership: the second turn of a
+        sample whose first is missing is owed too; a stored first turn is read only to key its second (M4)."""
+        out = []
+        for rid, row in self.firsts.items():
+            two = is_two_turn(row)
+            for i in range(self.st.n_samples):
+                s = self._first(rid, row, i)
+                if not self._is_done(s.key):
+                    out += [(rid, i, 1), (rid, i, 2)] if two else [(rid, i, 1)]
+                elif two and not self._is_done(self._second(rid, row, i, self.store.done[s.key]["text"]).key):
+                    out.append((rid, i, 2))
+        return out
+
     def plan(self) -> Plan:
         two = sum(1 for r in self.firsts.values() if is_two_turn(r))
         samples = len(self.firsts) * self.st.n_samples
@@ -205,9 +220,26 @@ class GenerationRun:
                 out.append(item)
         return out
 
+    def refuse_if_blocked(self, max_attempts: int | None = None) -> None:
+        """Raise NotReady, before any call, when calls are owed and the model may not send them (retired,
+        unpinned, keyless): mirage.generate.readiness."""
+        import datetime as dt
+        import os
+
+        from mirage.generate.readiness import Need, NotReady, missing_samples, refusal, send_blockers
+
+        blockers = send_blockers(self.name, self.spec, dt.date.today(), os.environ)
+        if blockers and self.owed(max_attempts):
+            conditions = sorted({r["condition"] for r in self.rows})
+            need = Need(self.name, {"/".join(conditions): (missing_samples(self), len(self.firsts) * self.st.n_samples)},
+                        False, blockers, self.spec.api_key_env)
+            raise NotReady(refusal([need], self.slice_name))
+
     def run(self, retry_rounds: int = 0, max_attempts: int | None = None) -> None:
         """Send what is owed until nothing is: turn 2 follows its stored turn 1 (no retry needed for that);
-        a call that failed in this run is sent again at most `retry_rounds` times."""
+        a call that failed in this run is sent again at most `retry_rounds` times. Refused before any call when
+        something is owed that the model may not send (`refuse_if_blocked`)."""
+        self.refuse_if_blocked(max_attempts)
         attempted: set[str] = set()
         retries = 0
         while True:

@@ -11,6 +11,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError, write_json
+from mirage.names import JUDGE
 from mirage.params import ParamsError, load_params
 
 
@@ -19,23 +20,31 @@ def judge() -> None:
     """Measure a violence judge before trusting the V it produces (App. H.1 rule, docs/judge.md)."""
 
 
+def _f(x) -> str:
+    return "   -" if x is None else f"{x:.2f}"
+
+
 def _table(doc: dict) -> str:
     rows = [("overall", doc["overall"])]
     rows += [(f"lang {k}", v) for k, v in doc["by_language"].items()]
+    rows += [(f"cond {k}", v) for k, v in doc["by_condition"].items()]
+    rows += [(f"shape {k}", v) for k, v in doc["by_shape"].items() if k != "none"]
     rows += [(f"id {k}", v) for k, v in doc["by_identity"].items()]
     rows += [(f"cat {k}", v) for k, v in doc["by_cat"].items()]
-
-    def f(x) -> str:
-        return "   -" if x is None else f"{x:.2f}"
-
-    lines = [f"{'stratum':32s} {'n':>5s} {'pos':>4s} {'P':>5s} {'R':>5s} {'F1':>5s} {'F1 95% CI':>12s} {'acc':>5s} {'kappa':>6s}"]
+    if len(doc["by_set"]) > 1:
+        rows += [(f"set {k}", v) for k, v in doc["by_set"].items()]
+    lines = [f"{'stratum':32s} {'n':>5s} {'pos':>4s} {'P':>5s} {'R':>5s} {'F1':>5s} {'F1 95% CI':>12s} {'Sp':>5s} "
+             f"{'acc':>5s} {'kappa':>6s}"]
     for name, s in rows:
         ci = s.get("f1_ci") or [None, None]
-        lines.append(f"{name[:32]:32s} {s['n']:5d} {s['positives']:4d} {f(s['precision']):>5s} {f(s['recall']):>5s} "
-                     f"{f(s['f1']):>5s} {'[' + f(ci[0]) + ', ' + f(ci[1]) + ']':>12s} {f(s['accuracy']):>5s} {f(s['kappa']):>6s}")
+        lines.append(f"{name[:32]:32s} {s['n']:5d} {s['positives']:4d} {_f(s['precision']):>5s} {_f(s['recall']):>5s} "
+                     f"{_f(s['f1']):>5s} {'[' + _f(ci[0]) + ', ' + _f(ci[1]) + ']':>12s} {_f(s['specificity']):>5s} "
+                     f"{_f(s['accuracy']):>5s} {_f(s['kappa']):>6s}")
+    if "by_split" in doc:
+        lines.append(_split_table(doc["by_split"]))
     inv = doc["invariance"]
-    lines.append(f"identity invariance: {inv['invariant']}/{inv['rows']} [ID] rows labelled alike for every identity "
-                 f"(rate {inv['rate']})")
+    lines.append(f"identity invariance: {inv['invariant']}/{inv['rows']} placeholder rows labelled alike for every "
+                 f"identity (rate {inv['rate']})")
     if "ms_per_text" in doc:
         lines.append(f"speed: {doc['ms_per_text']} ms wall, {doc['cpu_ms_per_text']} ms CPU per text "
                      f"({doc['n']} texts, one process, model loaded before timing)")
@@ -43,11 +52,33 @@ def _table(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def _split_table(by_split: dict) -> str:
+    """Splits side by side: n, precision, recall, F1 per stratum (overall, language, condition)."""
+    names = list(by_split)
+    strata = [("overall", lambda b: b["overall"])]
+    for group, prefix in (("by_language", "lang"), ("by_condition", "cond")):
+        keys = sorted({k for b in by_split.values() for k in b[group]})
+        strata += [(f"{prefix} {k}", lambda b, g=group, k=k: b[g].get(k)) for k in keys]
+    head = f"{'split':32s}" + "".join(f" | {n:^25s}" for n in names)
+    sub = f"{'stratum':32s}" + "".join(f" | {'n':>5s} {'P':>5s} {'R':>5s} {'F1':>5s}  " for _ in names)
+    lines = [head, sub]
+    for name, get in strata:
+        cells = []
+        for n in names:
+            s = get(by_split[n])
+            cells.append(f" | {'':25s}" if s is None else
+                         f" | {s['n']:5d} {_f(s['precision']):>5s} {_f(s['recall']):>5s} {_f(s['f1']):>5s}  ")
+        lines.append(f"{name[:32]:32s}" + "".join(cells))
+    return "\n".join(lines)
+
+
 @judge.command("eval")
-@click.option("--gold", "gold_path", type=click.Path(dir_okay=False), default=artefacts.judge_gold(), show_default=True,
-              help="Gold JSONL: text, label (0/1), optional reasoning, language (default en), cat. "
-                   "`[ID]` in text is filled with every identity's adjective (identities.yaml).")
-@click.option("--judge", "judge_name", help="parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
+@click.option("--gold", "gold_paths", type=click.Path(dir_okay=False), multiple=True, default=[artefacts.judge_gold()],
+              show_default=True,
+              help="Gold JSONL (repeatable; each file is a named set): text, label (0/1), optional reasoning, language "
+                   "(default en), cat, id, split (dev|heldout), shape, condition. `[ID]` / `[ID:form]` in text is "
+                   "filled with every identity's form (identities.yaml). Format: docs/judge.md.")
+@click.option("--judge", "judge_name", type=JUDGE, help="parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
                                              "store) or jury:A,B,C (majority vote). Default: label.judge in --params.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.judge_dir('{judge}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (models, label).")
@@ -55,11 +86,13 @@ def _table(doc: dict) -> str:
               help="Folder holding identities.yaml.")
 @click.option("--judge-store", type=click.Path(file_okay=False),
               help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")
-def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_path: str, data_dir: str,
+def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | None, params_path: str, data_dir: str,
           judge_store: str | None) -> None:
-    """Label every gold text with the judge and write OUT/judge_eval.json: precision, recall, F1 (95% bootstrap
-    CI), accuracy and Cohen's kappa overall and by language, identity and category; identity invariance (share
-    of `[ID]` rows labelled alike for every identity); the misclassified rows; ms per text.
+    """Label every gold text with the judge and write OUT/judge_eval.json: precision, recall (sensitivity),
+    specificity, F1 (95% bootstrap CI), accuracy and Cohen's kappa overall and by language, condition, shape,
+    language x condition, identity, category and gold set, the same per split (dev / heldout) when rows carry
+    one; identity invariance (share of placeholder rows labelled alike for every identity); the misclassified
+    rows; ms per text (timing.json).
 
     A low score is a measurement (exit 0). A malformed gold file is an error naming line and field (exit 2,
     nothing written). Example: mirage judge eval --judge lexicon-v1
@@ -71,8 +104,11 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
 
     stack = ExitStack()
     try:
-        lp = load_params(params_path).label
-        items = read_gold(gold_path, data_dir)
+        params = load_params(params_path)
+        lp = params.label
+        items = [it for path in gold_paths for it in read_gold(path, data_dir, params.limits)]
+        if len({Path(p).name for p in gold_paths}) < len(gold_paths):
+            raise DataError(f"--gold: two gold files share a name ({', '.join(gold_paths)}); each is a named set")
         name = canonical(judge_name or lp.judge)
         judge_obj = build_judge(name, stack, params_path, lp.window, data_dir, lp.judge_max_tokens, lp.judge_batch, judge_store)
         judge_obj.label_violence([(None, "Warm-up.", False)])  # load models before timing
@@ -85,7 +121,7 @@ def eval_(gold_path: str, judge_name: str | None, out_dir: str | None, params_pa
     finally:
         stack.close()
     doc = evaluate(name, items, [v[0] for v in verdicts], seconds, cpu_seconds)
-    doc["gold"] = Path(gold_path).name
+    doc["gold"] = ", ".join(Path(p).name for p in gold_paths)
     out = Path(out_dir or artefacts.judge_dir(name.replace("/", "_")))
     # speed goes beside the scores: judge_eval.json holds only what a rerun reproduces byte for byte
     timing = {k: doc.pop(k) for k in ("ms_per_text", "cpu_ms_per_text") if k in doc}

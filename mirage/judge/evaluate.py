@@ -1,5 +1,6 @@
-"""Score a judge's labels against gold items: P/R/F1/accuracy/kappa overall and by language,
-identity and category, identity invariance of `[ID]` rows, and the misclassified rows."""
+"""Score a judge's labels against gold items: P/R/F1/accuracy/kappa/sensitivity/specificity overall and by
+language, condition, shape, language family x condition, identity, category and gold set; the same block per
+split (dev / heldout) when rows carry one; identity invariance of placeholder rows; the misclassified rows."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def _f1(tp: int, fp: int, fn: int) -> float:
 
 
 def scores(y: list[int], p: list[int]) -> dict:
-    """precision, recall, f1, accuracy, Cohen's kappa with n, positives and a 95% bootstrap CI of F1 and accuracy."""
+    """precision, recall (= sensitivity), specificity (null without negatives), f1, accuracy, Cohen's kappa with n,
+    positives, the confusion counts and a 95% bootstrap CI of F1 and accuracy."""
     ya, pa = np.asarray(y, dtype=int), np.asarray(p, dtype=int)
     tp, fp, fn, tn = _counts(ya, pa)
     n = len(ya)
@@ -40,6 +42,8 @@ def scores(y: list[int], p: list[int]) -> dict:
         "n": n, "positives": int(ya.sum()), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
         "precision": _round(tp / (tp + fp) if tp + fp else math.nan),
         "recall": _round(tp / (tp + fn) if tp + fn else math.nan),
+        "sensitivity": _round(tp / (tp + fn) if tp + fn else math.nan),
+        "specificity": _round(tn / (tn + fp) if tn + fp else math.nan),
         "f1": _round(_f1(tp, fp, fn)),
         "accuracy": _round((tp + tn) / n if n else math.nan),
         "kappa": _round(kappa(list(ya), list(pa)) if n else math.nan),
@@ -58,46 +62,70 @@ def scores(y: list[int], p: list[int]) -> dict:
     return out
 
 
+def _grouped(items: list[GoldItem], ix: list[int], y: list[int], pred: list[int], key) -> dict:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i in ix:
+        groups[key(items[i])].append(i)
+    return {g: scores([y[i] for i in gi], [pred[i] for i in gi]) for g, gi in sorted(groups.items())}
+
+
+def _invariance(items: list[GoldItem], ix: list[int], pred: list[int]) -> dict:
+    """Share of placeholder rows labelled alike for every identity."""
+    per_row: dict[tuple[str, int], set[int]] = defaultdict(set)
+    for i in ix:
+        if items[i].template:
+            per_row[items[i].source, items[i].line].add(pred[i])
+    invariant = sum(len(v) == 1 for v in per_row.values())
+    return {"rows": len(per_row), "invariant": invariant,
+            "rate": _round(invariant / len(per_row)) if per_row else None,
+            "variant_lines": sorted(line for (_, line), v in per_row.items() if len(v) > 1),
+            "variant_rows": sorted(f"{src}:{line}" for (src, line), v in per_row.items() if len(v) > 1)}
+
+
+def block(items: list[GoldItem], ix: list[int], y: list[int], pred: list[int]) -> dict:
+    """Scores of the items `ix`: overall, by_language (plus `ar (all dialects)`), by_condition, by_shape,
+    by_language_condition (language family / condition, e.g. `ar/C3`) and their identity invariance."""
+    by_language = _grouped(items, ix, y, pred, lambda it: it.language)
+    arabic = [i for i in ix if items[i].family == "ar"]
+    if arabic:
+        by_language["ar (all dialects)"] = scores([y[i] for i in arabic], [pred[i] for i in arabic])
+    return {
+        "n": len(ix),
+        "overall": scores([y[i] for i in ix], [pred[i] for i in ix]),
+        "by_language": by_language,
+        "by_condition": _grouped(items, ix, y, pred, lambda it: it.condition),
+        "by_shape": _grouped(items, ix, y, pred, lambda it: it.shape or "none"),
+        "by_language_condition": _grouped(items, ix, y, pred, lambda it: f"{it.family}/{it.condition}"),
+        "invariance": _invariance(items, ix, pred),
+    }
+
+
 def evaluate(judge_name: str, items: list[GoldItem], predicted: list[int | None], seconds: float | None = None,
              cpu_seconds: float | None = None) -> dict:
     """The judge_eval.json document (contract in docs/judge.md). Unparseable verdicts (None) count as 0 and are tallied."""
     pred = [0 if v is None else int(v) for v in predicted]
     y = [it.label for it in items]
-
-    def grouped(key) -> dict:
-        groups: dict[str, list[int]] = defaultdict(list)
-        for i, it in enumerate(items):
-            groups[key(it)].append(i)
-        return {g: scores([y[i] for i in ix], [pred[i] for i in ix]) for g, ix in sorted(groups.items())}
-
-    by_language = grouped(lambda it: it.language)
-    arabic = [i for i, it in enumerate(items) if it.language.split("-")[0] == "ar"]
-    if arabic:
-        by_language["ar (all dialects)"] = scores([y[i] for i in arabic], [pred[i] for i in arabic])
-    per_line: dict[int, set[int]] = defaultdict(set)
-    for it, v in zip(items, pred, strict=True):
-        if it.template:
-            per_line[it.line].add(v)
-    invariant = sum(len(v) == 1 for v in per_line.values())
+    every = list(range(len(items)))
     misclassified = [
         {"line": it.line, "text": it.text, "identity": it.identity, "language": it.language, "cat": it.cat,
-         "label": it.label, "predicted": predicted[i], **({"reasoning": it.reasoning} if it.reasoning else {})}
+         "label": it.label, "predicted": predicted[i], "set": it.source, "condition": it.condition,
+         **{k: v for k, v in (("id", it.row_id), ("split", it.split), ("shape", it.shape), ("reasoning", it.reasoning)) if v}}
         for i, it in enumerate(items) if pred[i] != it.label
     ]
     doc = {
         "judge": judge_name,
         "n": len(items),
-        "gold_rows": len({it.line for it in items}),
+        "gold_rows": len({(it.source, it.line) for it in items}),
         "unparseable": sum(v is None for v in predicted),
-        "overall": scores(y, pred),
-        "by_language": by_language,
-        "by_identity": grouped(lambda it: it.identity),
-        "by_cat": grouped(lambda it: it.cat),
-        "invariance": {"rows": len(per_line), "invariant": invariant,
-                       "rate": _round(invariant / len(per_line)) if per_line else None,
-                       "variant_lines": sorted(line for line, v in per_line.items() if len(v) > 1)},
+        **{k: v for k, v in block(items, every, y, pred).items() if k != "n"},
+        "by_identity": _grouped(items, every, y, pred, lambda it: it.identity),
+        "by_cat": _grouped(items, every, y, pred, lambda it: it.cat),
+        "by_set": _grouped(items, every, y, pred, lambda it: it.source),
         "misclassified": misclassified,
     }
+    splits = sorted({it.split for it in items if it.split})
+    if splits:
+        doc["by_split"] = {s: block(items, [i for i in every if items[i].split == s], y, pred) for s in splits}
     if seconds is not None:
         doc["ms_per_text"] = round(1000 * seconds / max(1, len(items)), 3)
     if cpu_seconds is not None:

@@ -10,19 +10,20 @@ from tqdm import tqdm
 
 from mirage import artefacts
 from mirage.io import DataError, read_jsonl, write_jsonl
+from mirage.names import JUDGE, NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import CONDITIONS, SLICE_NAMES
 
 
 @click.command()
-@click.option("--model", required=True, help="Registry name of the model whose generations are labelled.")
+@click.option("--model", required=True, type=NAME, help="Registry name of the model whose generations are labelled.")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to label.")
 @click.option("--view", "views", multiple=True, type=click.Path(dir_okay=False),
               help="A generation view file (repeatable).  [default: every view the render configuration declares for MODEL x SLICE]")
 @click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
               help="Holds harnesses/ (C3 decision definitions) and identities.yaml.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--judge", help="Override label.judge: `parse-v1` (default), `lexicon-v1`, a registry model name (LLM judge) "
+@click.option("--judge", type=JUDGE, help="Override label.judge: `parse-v2` (default), `parse-v1`, `lexicon-v1`, a registry model name (LLM judge) "
                                 "or `jury:A,B,C` (majority vote).")
 @click.option("--judge-store", type=click.Path(file_okay=False),
               help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")

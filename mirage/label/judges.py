@@ -1,4 +1,5 @@
-"""Build a violence judge by name: `parse-v1` (default), `lexicon-v1`, a registry model (LLM judge) or a jury.
+"""Build a violence judge by name: `parse-v2` (default), `parse-v1`, `lexicon-v1`, a registry model (LLM judge) or a
+jury.
 
 A jury is written `jury:A,B[,C...]` (or given as a list in params.yaml `label.judge`): every member
 labels every item and the majority label wins; a tie or a majority of unparseable replies gives
@@ -15,9 +16,9 @@ from mirage.artefacts import DATA
 from mirage.io import DataError
 from mirage.label.labeler import Judge
 from mirage.label.lexicon import LEXICON_VERSION
-from mirage.label.parse import PARSE_VERSION
+from mirage.protocol import PARSE_V2_VERSION, PARSE_VERSION
 
-OFFLINE_JUDGES: tuple[str, ...] = (PARSE_VERSION, LEXICON_VERSION)
+OFFLINE_JUDGES: tuple[str, ...] = (PARSE_V2_VERSION, PARSE_VERSION, LEXICON_VERSION)
 JURY_PREFIX = "jury:"
 
 
@@ -76,6 +77,10 @@ def build_judge(name: str | list[str], stack: ExitStack, params_path: str = "par
         return Jury(judge_name(members), [build_judge(m, stack, params_path, window, data_dir, max_tokens, batch)
                                           for m in members])
     (single,) = members
+    if single == PARSE_V2_VERSION:
+        from mirage.label.parse2 import ParseV2Judge
+
+        return ParseV2Judge(data_dir)
     if single == PARSE_VERSION:
         from mirage.label.parse import ParseJudge
 

@@ -345,7 +345,7 @@ class _Doc:
         if tok.tag_ in ("WP", "WDT") or (lower == "that" and tok.dep_ in ("nsubj", "nsubjpass")):
             # relative pronoun: the noun the relative clause modifies
             clause = tok.head
-            while clause.dep_ not in ("relcl", "acl") and clause.head is not clause:
+            while clause.dep_ not in ("relcl", "acl") and clause.head.i != clause.i:  # Token objects differ per access
                 clause = clause.head
             return self.role(clause.head) if clause.dep_ in ("relcl", "acl") else "none"
         if lower in NEGATIVE_SUBJECTS:

@@ -10,8 +10,10 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from mirage import untrusted
 from mirage.io import DataError, atomic_write, write_json
 from mirage.metric_names import CAI
+from mirage.names import check_name, inside
 
 # Board columns: headline key, header, what it measures.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -50,10 +52,11 @@ def load_entries(board: Path) -> list[dict]:
     paths = sorted((board / "entries").glob("*.json"))
     entries = []
     for path in paths:
+        e = untrusted.load_json(path, "board entry")
         try:
-            e = json.loads(path.read_text(encoding="utf-8"))
             e["manifest"]["model"], e["manifest"]["split"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            check_name(e["id"], f"{path}: field id")
+        except (KeyError, TypeError) as exc:
             raise DataError(f"{path}: not a board entry written by `mirage leaderboard verify` ({exc})") from None
         entries.append(e)
     return sorted(entries, key=lambda e: (SPLIT_ORDER.get(e["manifest"]["split"], 9), e["manifest"]["model"]))
@@ -68,10 +71,20 @@ def rows(entries: list[dict]) -> list[dict]:
             "provider": m["model_spec"]["provider"], "judge": m["judge"]["name"], "n_requests": m["n_requests"],
             "n_samples": m["settings"]["n_samples"], "n_boot": m["statistics"].get("n_boot"),
             "page": f"entries/{e['id']}.html", "report": e.get("report"), "bundle": e["bundle"],
-            "manifest_sha256": e["manifest_sha256"], "verified": e["verified"],
+            "manifest_sha256": e["manifest_sha256"], "verified": e["verified"], **verification(e["verified"]),
+            "history": e.get("history") or [],
             "cells": [cell(m["headline"].get(key)) for key, _, _ in COLUMNS],
         })
     return out
+
+
+def verification(v: dict) -> dict:
+    """Display parts of an entry's verification: date, what was recomputed, provenance mismatches."""
+    checks = v.get("checks") or {}
+    mismatched = [k.replace("_", " ") for k, c in sorted(checks.items()) if not c.get("match")]
+    return {"verified_date": str(v.get("date") or "")[:10] or "–", "recomputed": v.get("recomputed") or [],
+            "date_note": "the completions' date (a reproducible board)" if v.get("date_source") == "bundle" else "",
+            "mismatched": mismatched, "checks": checks}
 
 
 def board_json(entries: list[dict]) -> dict:
@@ -80,7 +93,8 @@ def board_json(entries: list[dict]) -> dict:
                       "revision": e["manifest"]["model_spec"]["revision"], "judge": e["manifest"]["judge"],
                       "settings": e["manifest"]["settings"], "statistics": e["manifest"]["statistics"],
                       "headline": e["manifest"]["headline"], "bundle": e["bundle"], "report": e.get("report"),
-                      "manifest_sha256": e["manifest_sha256"], "verified": e["verified"]} for e in entries]}
+                      "manifest_sha256": e["manifest_sha256"], "verified": e["verified"],
+                      "history": e.get("history") or []} for e in entries]}
 
 
 def build(board: Path, out: Path) -> int:
@@ -89,7 +103,7 @@ def build(board: Path, out: Path) -> int:
     if out.resolve() != board.resolve():  # the page links bundles/ and reports/ relative to itself
         import shutil
 
-        for sub in ("bundles", "reports"):
+        for sub in ("bundles", "reports", "history"):
             if (board / sub).is_dir():
                 shutil.copytree(board / sub, out / sub, dirs_exist_ok=True)
     env = Environment(loader=PackageLoader("mirage.leaderboard", "templates"), autoescape=select_autoescape(["html", "j2"]))
@@ -99,7 +113,7 @@ def build(board: Path, out: Path) -> int:
     write_json(out / "leaderboard.json", board_json(entries))
     for e, r in zip(entries, table):
         headline = [(k, v, cell(v)) for k, v in sorted(e["manifest"]["headline"].items())]
-        with atomic_write(out / "entries" / f"{e['id']}.html") as fh:
+        with atomic_write(inside(out, out / "entries" / f"{e['id']}.html")) as fh:
             fh.write(env.get_template("entry.html.j2").render(
                 row=r, m=e["manifest"], headline=headline, manifest_json=json.dumps(e["manifest"], indent=2, sort_keys=True)))
     return len(table)

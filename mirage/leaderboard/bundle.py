@@ -7,19 +7,26 @@ manifest.json, completions.jsonl, labels.jsonl, metrics.csv and optionally repor
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mirage import untrusted
+from mirage.config.limits import MB, LimitsParams
 from mirage.hashing import content_hash
-from mirage.io import DataError, read_jsonl
+from mirage.io import DataError
+from mirage.names import check_judge, check_name
 
 SCHEMA = "mirage-submission/1"
 MANIFEST = "manifest.json"
@@ -27,6 +34,8 @@ COMPLETIONS = "completions.jsonl"
 LABELS = "labels.jsonl"
 METRICS = "metrics.csv"
 REPORT = "report.html"
+REQUIRED_FILES = (COMPLETIONS, LABELS, METRICS)
+ALLOWED_FILES = (*REQUIRED_FILES, REPORT)
 SPLITS: tuple[str, ...] = ("test", "lite", "demo")
 CONDITIONS: tuple[str, ...] = ("C1", "C2", "C3")
 UNPINNED = re.compile(r"^(|REPLACE_WITH_.*|latest|main|None)$")
@@ -43,7 +52,7 @@ class BundleError(DataError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ModelSpec(_Strict):
@@ -76,6 +85,15 @@ class JudgeInfo(_Strict):
     params: dict[str, Any]
     gold: dict[str, Any] | None = None
 
+    @field_validator("name")
+    @classmethod
+    def _judge_name(cls, v: str) -> str:
+        try:
+            check_judge(v, "judge")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
 
 class FileEntry(_Strict):
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
@@ -86,7 +104,7 @@ class Manifest(_Strict):
     """manifest.json of a bundle; every field is required unless it has a default."""
 
     schema_: Literal["mirage-submission/1"] = Field(alias="schema")
-    model: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    model: str
     split: Literal["test", "lite", "demo"]
     model_spec: ModelSpec
     settings: Settings
@@ -101,7 +119,22 @@ class Manifest(_Strict):
     files: dict[str, FileEntry]
     created: str
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    @field_validator("model")
+    @classmethod
+    def _model_name(cls, v: str) -> str:
+        try:
+            return check_name(v, "model name")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("created")
+    @classmethod
+    def _timestamp(cls, v: str) -> str:
+        if v and not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", v):
+            raise ValueError(f"{v[:40]!r} is not a UTC timestamp YYYY-MM-DDTHH:MM:SSZ (or empty)")
+        return v
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
     def dump(self) -> dict:
         return self.model_dump(mode="json", by_alias=True)
@@ -120,69 +153,183 @@ def parse_manifest(raw: Any, where: str) -> Manifest:
         return Manifest.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        field = ".".join(str(x)[:60] for x in err["loc"]) or "(top level)"
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise BundleError(f"{where}: field {field}: {err['msg']}{more}") from None
+        raise BundleError(f"{where}: field {field}: {err['msg'].removeprefix('Value error, ')}{more}") from None
 
 
-def read_rows(path: Path, name: str, required: tuple[str, ...] = ()) -> list[dict]:
-    """JSONL rows of a bundle file; a bad line is a BundleError naming the file and line."""
-    try:
-        return list(read_jsonl(path, required=required))
-    except DataError as exc:
-        raise BundleError(str(exc).replace(str(path), name, 1)) from None
-    except UnicodeDecodeError as exc:
-        raise BundleError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+def manifest_from(data: bytes, limits: LimitsParams) -> Manifest:
+    """The manifest from its bytes: strict JSON (no duplicate keys, bounded depth and numbers), then the schema."""
+    return parse_manifest(untrusted.loads(data, MANIFEST, limits), MANIFEST)
 
 
-def _safe_extract(archive: Path, dest: Path) -> Path:
-    """Extract a .tar.gz bundle (regular files only, no absolute or parent paths); returns its single top folder."""
-    try:
-        with tarfile.open(archive, "r:gz") as tar:
-            members = tar.getmembers()
-            for m in members:
-                parts = Path(m.name).parts
-                if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
-                    raise BundleError(f"{archive}: member {m.name!r} is not a plain file inside the bundle")
-            tar.extractall(dest, filter="data")
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
-        if isinstance(exc, BundleError):
-            raise
-        raise BundleError(f"{archive}: not a readable .tar.gz bundle ({exc})") from None
-    tops = [p for p in dest.iterdir()]
-    if len(tops) == 1 and tops[0].is_dir():
-        return tops[0]
+def _extract(archive: Path, dest: Path, limits: LimitsParams) -> Path:
+    """Extract a .tar.gz bundle into `dest`, never writing more than its manifest declares.
+
+    Pass 1 streams the archive (bounded by limits.bundle_mb decompressed, limits.archive_members members, plain
+    files with safe names only) and reads the manifest; pass 2 extracts only the files the manifest lists, each
+    exactly its declared size. So extraction takes at most the declared size on disk, whatever the archive holds."""
+    manifest: bytes | None = None
+    files: dict[str, int] = {}
+    tops: set[str] = set()
+    flat = False
+    for m, tar in untrusted.tar_stream(archive, limits):
+        parts = m.name.rstrip("/").split("/")
+        if m.isdir():
+            if len(parts) > 1:
+                raise BundleError(f"{archive}: member {m.name[:100]!r} is a folder inside the bundle")
+            tops.add(parts[0])
+            continue
+        if len(parts) == 2:
+            tops.add(parts[0])
+        else:
+            flat = True
+        name = parts[-1]
+        if name in files:
+            raise BundleError(f"{archive}: member {m.name[:100]!r} appears twice")
+        files[name] = m.size
+        if name == MANIFEST:
+            cap = limits.manifest_kb * 1024
+            if m.size > cap:
+                raise untrusted.too_big(MANIFEST, m.size, cap, "manifest", "manifest_kb")
+            manifest = tar.extractfile(m).read(cap + 1)
+    if len(tops) > 1 or (tops and flat):
+        raise BundleError(f"{archive}: files in more than one folder ({', '.join(sorted(tops))[:200]})")
+    if manifest is None:
+        raise BundleError(f"{MANIFEST}: missing (every bundle starts with its manifest)")
+    m = manifest_from(manifest, limits)
+    _check_declared(m, limits)
+    for name, size in sorted(files.items()):
+        if name == MANIFEST:
+            continue
+        if name not in m.files:
+            raise BundleError(f"{name}: file not listed in the manifest (unhashed content)")
+        if size != m.files[name].bytes:
+            raise BundleError(f"{name}: content does not match the manifest's SHA-256 and size ({size} bytes, manifest "
+                              f"says {m.files[name].bytes}; truncated or edited)")
+    for m_, tar in untrusted.tar_stream(archive, limits):
+        if m_.isdir():
+            continue
+        src = tar.extractfile(m_)
+        fd = os.open(dest / m_.name.split("/")[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            left = m_.size
+            while left and (chunk := src.read(min(left, untrusted.CHUNK))):
+                out.write(chunk)
+                left -= len(chunk)
     return dest
 
 
+def _check_declared(m: Manifest, limits: LimitsParams) -> None:
+    cap = limits.bundle_mb * MB
+    declared = sum(e.bytes for e in m.files.values())
+    if declared > cap:
+        raise BundleError(f"{MANIFEST}: field files: {declared:,} bytes declared, more than the {cap:,} a bundle may "
+                          "have (limits.bundle_mb)")
+
+
+def read_layout(folder: Path, limits: LimitsParams) -> tuple[Manifest, str]:
+    """Check a bundle folder: a plain manifest within its limit that fits the schema, exactly the files it lists
+    (plain files: no links, folders, FIFOs or devices), each of its declared size and SHA-256 (streamed).
+    Returns the manifest and the SHA-256 of its bytes."""
+    modes: dict[str, int] = {}
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if len(modes) >= limits.archive_members:
+                raise BundleError(f"{folder}: more than {limits.archive_members} entries (limits.archive_members)")
+            modes[entry.name] = entry.stat(follow_symlinks=False).st_mode
+    if MANIFEST not in modes:
+        raise BundleError(f"{MANIFEST}: missing (every bundle starts with its manifest)")
+    data = untrusted.read_bytes(folder / MANIFEST, "manifest", limits.manifest_kb * 1024, "manifest_kb",
+                                follow_links=False, where=MANIFEST)
+    m = manifest_from(data, limits)
+    for name, mode in sorted(modes.items()):
+        if stat.S_ISLNK(mode):
+            raise BundleError(f"{name}: a link; bundles hold plain files only")
+    for name, mode in sorted(modes.items()):
+        if stat.S_ISDIR(mode):
+            raise BundleError(f"{name}: unexpected folder in the bundle")
+        if not stat.S_ISREG(mode):
+            raise BundleError(f"{name}: {untrusted._kind(mode)}, not a regular file; bundles hold plain files only")
+    for name in sorted(set(m.files) - set(ALLOWED_FILES)):
+        raise BundleError(f"{MANIFEST}: field files.{name}: not a bundle file (allowed: {', '.join(ALLOWED_FILES)})")
+    for name in REQUIRED_FILES:
+        if name not in m.files:
+            raise BundleError(f"{MANIFEST}: field files: {name} is not listed")
+    present = set(modes) - {MANIFEST}
+    for name in sorted(present - set(m.files)):
+        raise BundleError(f"{name}: file not listed in the manifest (unhashed content)")
+    _check_declared(m, limits)
+    for name, entry in sorted(m.files.items()):
+        if name not in present:
+            raise BundleError(f"{name}: listed in the manifest but missing from the bundle")
+        size = os.lstat(folder / name).st_size
+        digest = None
+        if size == entry.bytes:
+            digest, size = untrusted.sha256(folder / name, "bundle file", entry.bytes, "bundle_mb", where=name)
+        if size != entry.bytes:
+            raise BundleError(f"{name}: content does not match the manifest's SHA-256 and size ({size} bytes, manifest says "
+                              f"{entry.bytes}; truncated or edited)")
+        if digest != entry.sha256:
+            raise BundleError(f"{name}: content does not match the manifest's SHA-256 (same size; edited)")
+    return m, hashlib.sha256(data).hexdigest()
+
+
+def rows(folder: Path, name: str, m: Manifest, limits: LimitsParams) -> Iterator[tuple[int, dict]]:
+    """(line, row) of a bundle's JSONL file, streamed and parsed strictly (bounded lines, no duplicate keys)."""
+    return untrusted.iter_jsonl(folder / name, "bundle file", limits, name=name, max_bytes=m.files[name].bytes,
+                                size_key="bundle_mb")
+
+
 @contextmanager
-def opened(bundle: str | Path):
-    """The bundle's folder (a .tar.gz is extracted to a temporary folder, removed afterwards)."""
+def opened(bundle: str | Path, limits: LimitsParams):
+    """The bundle's folder: a folder is read in place; a .tar.gz is extracted (see `_extract`) to a temporary
+    folder, removed afterwards."""
     path = Path(bundle)
     if path.is_dir():
         yield path
         return
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise BundleError(f"{path}: no such bundle (a folder or a .tar.gz)")
     tmp = Path(tempfile.mkdtemp(prefix="mirage-bundle-"))
     try:
-        yield _safe_extract(path, tmp)
+        yield _extract(path, tmp, limits)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def pack(folder: Path, out: Path) -> None:
-    """Write `folder` as a reproducible .tar.gz (sorted names, zero mtimes) at `out`, atomically."""
-    import gzip
+class _GzipWriter(io.RawIOBase):
+    """Streams gzip (zlib's own header, as `gzip.compress(..., mtime=0)` writes it: same bytes for the same input)."""
 
+    def __init__(self, out) -> None:  # noqa: ANN001 - a binary file
+        import zlib
+
+        self.out, self.z = out, zlib.compressobj(9, zlib.DEFLATED, 31)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:  # noqa: ANN001 - io's signature
+        self.out.write(self.z.compress(bytes(b)))
+        return len(b)
+
+    def finish(self) -> None:
+        self.out.write(self.z.flush())
+
+
+def pack(folder: Path, out: Path, names: list[str] | None = None) -> None:
+    """Write `names` (default: every file) of `folder` as a reproducible .tar.gz (sorted names, zero mtimes) at
+    `out`, atomically, streamed (never the whole bundle in memory)."""
     from mirage.io import atomic_write
 
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in sorted(folder.iterdir()):
-            info = tarfile.TarInfo(f"{out.name.removesuffix('.tar.gz')}/{path.name}")
-            info.size, info.mtime, info.mode = path.stat().st_size, 0, 0o644
-            with open(path, "rb") as fh:
-                tar.addfile(info, fh)
+    top = out.name.removesuffix(".tar.gz")
     with atomic_write(out, "wb") as fh:
-        fh.write(gzip.compress(buf.getvalue(), mtime=0))
+        gz = _GzipWriter(fh)
+        with tarfile.open(fileobj=gz, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+            for name in sorted(names if names is not None else (p.name for p in folder.iterdir())):
+                path = folder / name
+                info = tarfile.TarInfo(f"{top}/{name}")
+                info.size, info.mtime, info.mode = path.stat().st_size, 0, 0o644
+                with open(path, "rb") as src:
+                    tar.addfile(info, src)
+        gz.finish()

@@ -8,6 +8,7 @@ import click
 
 from mirage import artefacts
 from mirage.io import DataError
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 
 
@@ -30,7 +31,7 @@ def leaderboard() -> None:
 
 
 @leaderboard.command()
-@click.option("--model", required=True, help="Registry name of the model (params.yaml models:).")
+@click.option("--model", required=True, type=NAME, help="Registry name of the model (params.yaml models:).")
 @click.option("--split", "split", type=click.Choice(["test", "lite", "demo"]), required=True,
               help="test: the held-out split (private); lite: the public 15% split; demo: the CPU smoke slice.")
 @click.option("--out", type=click.Path(), help=f"Bundle to write: a folder, or a file ending .tar.gz.  [default: {artefacts.submission('{model}', '{split}')}]")
@@ -77,13 +78,20 @@ def submit(model: str, split: str, out: str | None, params_path: str, views: str
               help="This board's rendered requests of the split.")
 @click.option("--judge-eval-dir", default=artefacts.judge_root(), show_default=True, type=click.Path(file_okay=False),
               help="This board's judge evaluations (JUDGE/judge_eval.json); when present, the bundle's gold-set scores must match.")
-def verify(bundle: str, board: str, check_only: bool, params_path: str, requests_dir: str, judge_eval_dir: str) -> None:
+@click.option("--date-from-bundle", is_flag=True, help="Record the completions' date (the manifest's `created`) as the "
+              "verification date instead of the clock's, so rebuilding the board from the same bundle gives the same files "
+              "(the pipeline's own demo board); the entry says which (verified.date_source).")
+@click.option("--supersede", is_flag=True, help="Replace the board's accepted row for the same model x split; the old row "
+              "(entry, bundle, report) is kept under BOARD/history/. Without it such a bundle is refused.")
+def verify(bundle: str, board: str, check_only: bool, params_path: str, requests_dir: str, judge_eval_dir: str,
+           date_from_bundle: bool, supersede: bool) -> None:
     """Verify BUNDLE (folder or .tar.gz): manifest schema and file hashes; the split hash and the
     protocol settings against this board's requests and params; coverage (every request x n samples
     once, no extras, one model at one pinned revision); then labels and metrics recomputed from the raw
     completions with the pinned judge and statistics, compared with the bundle's. The first problem is
     reported (exit 2) and nothing is added to the board; a valid bundle becomes the board's row for
-    its model x split."""
+    its model x split, never silently replacing an accepted one (--supersede). Everything a bundle holds is
+    read within the limits of params `limits:` (sizes, members, lines, JSON depth; docs/leaderboard.md)."""
     from mirage.leaderboard.verify import accept, verify_bundle
 
     try:
@@ -93,10 +101,12 @@ def verify(bundle: str, board: str, check_only: bool, params_path: str, requests
             v = verify_bundle(bundle, params, params_path, req, judge_eval_dir=judge_eval_dir)
             where = "not added (--check-only)"
         else:
-            v, path = accept(bundle, Path(board), params, params_path, req, judge_eval_dir)
-            where = f"added to {path}"
+            v, path, outcome = accept(bundle, Path(board), params, params_path, req, judge_eval_dir, supersede,
+                                      date_from_bundle=date_from_bundle)
+            where = {"added": f"added to {path}", "superseded": f"replaced the row in {path} (the old one is in history/)",
+                     "unchanged": f"already the board's row ({path}); nothing changed"}[outcome]
     except (ParamsError, DataError) as exc:
-        _fail(f"{bundle}: {exc}")
+        _fail(exc if str(exc).startswith(bundle) else f"{bundle}: {exc}")
     m = v.manifest
     click.echo(f"{bundle}: valid: {m.model} ({m.model_spec.revision}) on {m.split}, {m.n_completions} completions, "
                f"labels ({m.judge.name}) and {len(m.headline)} headline metrics recomputed and equal; {where}")

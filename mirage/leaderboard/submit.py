@@ -29,6 +29,8 @@ from mirage.leaderboard.bundle import (
     split_hash,
 )
 from mirage.params import Params, section_hash
+
+PARAMS_SECTIONS = ("generate", "label", "metrics")  # what a bundle's params_hash covers
 from mirage.provenance import code_version
 
 
@@ -67,7 +69,7 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
         "schema": SCHEMA, "model": model, "split": split,
         "model_spec": {k: getattr(spec, k) for k in ModelSpec.model_fields if getattr(spec, k, None) is not None},
         "settings": rc.split_settings(params, split).model_dump(mode="json"),
-        "code_version": code_version(), "params_hash": section_hash(params, "generate", "label", "metrics"),
+        "code_version": code_version(), "params_hash": section_hash(params, *PARAMS_SECTIONS),
         "split_hash": split_hash(requests), "n_requests": len(requests), "n_completions": len(completions),
         "judge": JudgeInfo(name=judge.name, params=jp, gold=gold_scores(judge_eval_dir / judge.name / "judge_eval.json")).model_dump(),
         "statistics": stats, "headline": rc.headline(table), "files": {},

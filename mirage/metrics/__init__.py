@@ -1,1 +1,1 @@
-"""`mirage metrics`: per-model metrics with paired, template-stratified bootstrap statistics (App. G)."""
+"""`mirage metrics`: per-model metrics with frame-level cluster statistics, placebo floors and one error budget per model (App. G, revised)."""

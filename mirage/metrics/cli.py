@@ -14,13 +14,20 @@ from mirage.metric_names import (
     CAI_REASONING,
     DELTA_ABS,
     DELTA_ABS_UNBIASED,
+    DELTA_REFUSAL_ADVERSE,
+    DELTA_REFUSAL_FAVOURABLE,
     DELTA_SIGNED,
     DELTA_T,
     DELTA_T_DID,
     DV,
     DV_COT,
+    DV_REFUSAL_MISSING,
+    DV_REFUSAL_VIOLENT,
     HIGH_DELTA_LOW_C1,
+    REASONING,
+    REFUSAL_GAP,
     SPEARMAN,
+    UNPARSEABLE_GAP,
     V_CONTROL,
     V_FOCAL,
     XLING_GAP,
@@ -61,20 +68,25 @@ def load_labels(paths: list[Path]):
     return df
 
 
+SENSITIVITY = (DV_REFUSAL_VIOLENT, DV_REFUSAL_MISSING, DELTA_REFUSAL_ADVERSE, DELTA_REFUSAL_FAVOURABLE)
+
+
 def _clean(x):
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def headline(metrics, model: str) -> dict:
-    """Headline numbers of one model: baseline-stratum, all-template rows of the main metrics."""
+    """Headline numbers of one model: baseline-stratum, all-template rows of the main metrics (the claims among them
+    are under `claims` with their Holm decision; these are the numbers beside them)."""
     m = metrics[(metrics["model"] == model) & (metrics["template"].isin(["", "T5"])) & (metrics["mitigation"].isin(["none", ""]))
                 & (metrics["placebo_kind"] != "paraphrase")]
     out = {}
     for _, r in m.iterrows():
-        main = (r["metric"] in (V_FOCAL, V_CONTROL, DV) and r["identity"] != "" and r["rag_pool"] == "none"
-                and r["language"] == "en" and r["identity"] in ("control",) + ((r["identity"],) if r["metric"] == V_FOCAL else ()))
-        main |= (r["metric"] in (DELTA_ABS, DELTA_ABS_UNBIASED, DELTA_SIGNED) and r["identity"] == "control"
-                 and r["rag_pool"] == "none" and r["language"] == "en")
+        base = r["rag_pool"] == "none" and r["language"] == "en"
+        main = (r["metric"] in (V_FOCAL, V_CONTROL, DV, DV + REASONING, *SENSITIVITY) and base
+                and r["identity"] in ("control",) + ((r["identity"],) if r["metric"] == V_FOCAL else ()))
+        main |= (r["metric"] in (DELTA_ABS, DELTA_ABS_UNBIASED, DELTA_SIGNED, REFUSAL_GAP, UNPARSEABLE_GAP)
+                 and r["identity"] == "control" and base)
         main |= r["metric"] in (DELTA_T, DELTA_T_DID, CAI, CAI_REASONING, DV_COT, SPEARMAN,
                                 HIGH_DELTA_LOW_C1) or (r["metric"] == XLING_GAP and r["language"] == "ar")
         if main:
@@ -103,20 +115,24 @@ def headline(metrics, model: str) -> dict:
 def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out_table: str | None,
             out_per_prompt: str | None, out_summary: str | None, judge_evals: tuple[str, ...],
             validations: tuple[str, ...]) -> None:
-    """Compute V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects, cross-condition
-    correlations and refusal/error/unparseable rates, with paired bootstrap CIs (B = metrics.n_boot;
-    frames then base prompts within template, or flat: metrics.resampling), exact relabelling p-values
-    (identity permutation within base prompt, sign flips) and Holm correction within each family.
-    Every bias metric also gets its placebo floor (each control as pseudo-focal; paraphrase variants
-    where the corpus has them) and the excess over it with CI and p (docs/metrics.md).
+    """Compute V, dV, Delta, delta_t, CAI, cross-lingual gaps, mitigation effects, refusal and unparseable
+    gaps (with refusal-bound sensitivity rows), cross-condition correlations and refusal/error/unparseable
+    rates. Intervals: cluster bootstrap over sentence frames within template (Rao-Wu, t quantiles, BCa
+    with a frame jackknife; B = metrics.n_boot). p-values: relabelling identities (or the two conditions)
+    within frames, studentised. Every bias metric gets its placebo floor (each control as pseudo-focal;
+    paraphrase variants where the corpus has them) and the excess over it, whose CI inverts its test.
+    Each model's headline claims share one Holm correction (docs/metrics.md).
 
     V and dV are also corrected for judge error (V_corrected, dV_corrected, with Se, Sp and their source) from
-    the human validation sample (--validation) or else the judge's held-out gold figures (--judge-eval); without
-    either, summary.json says why there are no corrected rows.
+    the human validation sample (--validation) or else the judge's held-out gold figures (--judge-eval); their
+    CIs redraw the validation items in every bootstrap replicate. Without either source, summary.json says why
+    there are no corrected rows.
 
-    Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json.
+    Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json (per model: the claims
+    with their Holm decision, and the headline numbers; the judge-error correction's sources).
     """
     from mirage.api import metrics as compute
+    from mirage.metrics.claims import summarise
     from mirage.metrics.correction import figures_for
     from mirage.metrics.correction import summary as correction_summary
 
@@ -149,7 +165,8 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
     deviations = {k: v for k, v in (("n_samples", sl.n_samples), ("max_tokens", sl.max_tokens)) if v is not None}
     summary = {
         "slice": slice_name,
-        "models": {m: headline(table, m) for m in sorted(labels["model"].unique())},
+        "models": {m: {"claims": summarise(table, m, params.metrics.alpha), "numbers": headline(table, m)}
+                   for m in sorted(labels["model"].unique())},
         "provenance": {
             "code_version": code_version(),
             "params_hash": section_hash(params, "metrics", "label"),

@@ -11,15 +11,15 @@ Se and Sp of a metrics row (model, language family, condition) come from the fir
 Within a source: its language-family x condition cell (`en/C1`, `ar/C3`, ...) when the cell holds at least
 MIN_PER_CLASS items of each true class, else the source pooled (all its items) under the same requirement.
 
-CI: every bootstrap replicate of the raw estimate (the prompts resampled as for the raw CI) is transformed with a
-replicate of Se and Sp in which the validation items are redrawn too, with replacement within each true class
-(Se* = Bin(n_pos, Se) / n_pos, Sp* = Bin(n_neg, Sp) / n_neg); 2.5-97.5 percentiles. A row whose J < MIN_J is
+CI: every cluster-bootstrap replicate of the raw estimate (the Rao-Wu frame weights of the raw CI, mirage/metrics/
+stats.py) is transformed with a replicate of Se and Sp in which the validation items are redrawn too, with
+replacement within each true class (Se* = Bin(n_pos, Se) / n_pos, Sp* = Bin(n_neg, Sp) / n_neg); the interval is
+the raw CI's t-calibrated percentile interval (percentiles at Phi(-+t_df), df = frames - templates). A row whose J < MIN_J is
 flagged `unstable_correction` and gets no interval (its point estimate is kept when J > 0).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mirage import untrusted
 from mirage.config.metrics import MetricsParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
@@ -38,7 +39,7 @@ MIN_J = 0.5  # below this Se + Sp - 1 the correction multiplies noise by > 2: fl
 UNSTABLE = "unstable_correction"
 POOLED = "pooled"
 VALIDATION = "human validation sample"
-CORRECTION_COLUMNS = ["se", "sp", "se_n", "sp_n", "correction_source"]
+CORRECTION_COLUMNS = ["se", "sp", "se_n", "sp_n", "correction_source", "n_degenerate"]  # n_degenerate: replicates with J* <= 0
 CORRECTED = {V_FOCAL: V_CORRECTED, V_CONTROL: V_CORRECTED, DV: DV_CORRECTED}
 
 
@@ -105,13 +106,9 @@ def accuracy_table(block: dict, source: str, where: str) -> Table:
     return out
 
 
-def _load_json(path: Path) -> dict:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not valid JSON ({exc})") from None
+def _load_json(path: Path, what: str) -> dict:
+    """A JSON object through the bounded reader (regular files only, size and nesting limits)."""
+    doc = untrusted.load_json(path, what)
     if not isinstance(doc, dict):
         raise DataError(f"{path}:1: expected a JSON object")
     return doc
@@ -119,7 +116,7 @@ def _load_json(path: Path) -> dict:
 
 def read_judge_eval(path: Path) -> tuple[str, Table | None, str]:
     """(judge, held-out table or None, why not) from a `mirage judge eval` output."""
-    doc = _load_json(path)
+    doc = _load_json(path, "judge_eval.json")
     judge = doc.get("judge")
     if not isinstance(judge, str) or not judge:
         raise DataError(f"{path}: field judge: expected the judge's name")
@@ -134,7 +131,7 @@ def read_judge_eval(path: Path) -> tuple[str, Table | None, str]:
 
 def read_validation(path: Path) -> list[tuple[str, str, Table]]:
     """(model, judge, table) per entry of kappa.json `judge_accuracy` (`mirage validate import`)."""
-    doc = _load_json(path)
+    doc = _load_json(path, "validation report (kappa.json)")
     entries = doc.get("judge_accuracy")
     if not isinstance(entries, list):
         raise DataError(f"{path}: field judge_accuracy: missing (written by `mirage validate import` since judge-error "
@@ -240,7 +237,7 @@ class Correction:
                                 rng.binomial(acc.n_neg, acc.sp, n_boot) / acc.n_neg)
         return self._draws[key]
 
-    def __call__(self, cols: dict, estimate: float, reps: np.ndarray | None, n: int) -> None:
+    def __call__(self, cols: dict, estimate: float, reps: np.ndarray | None, n: int, df: int) -> None:
         acc = self.figures.lookup(cols["model"], cols["language"], cols["condition"])
         if acc is None:
             return
@@ -249,8 +246,8 @@ class Correction:
         with np.errstate(divide="ignore", invalid="ignore"):
             est = float(transform(np.float64(estimate), np.float64(acc.se), np.float64(acc.sp))) if j > 0 else NAN
         row = {**cols, "metric": CORRECTED[cols["metric"]], "estimate": est, "ci_low": NAN, "ci_high": NAN, "n": n,
-               "ci_method": "", "flag": "", "n_degenerate": NAN, "se": acc.se, "sp": acc.sp, "se_n": acc.n_pos,
-               "sp_n": acc.n_neg, "correction_source": acc.description}
+               "ci_method": "", "flag": "", "placebo_kind": "", "paper_family": "", "n_degenerate": NAN, "se": acc.se,
+               "sp": acc.sp, "se_n": acc.n_pos, "sp_n": acc.n_neg, "correction_source": acc.description}
         if j < MIN_J:
             row["flag"] = UNSTABLE
         elif reps is None:
@@ -260,7 +257,7 @@ class Correction:
             jb = se + sp - 1.0
             with np.errstate(divide="ignore", invalid="ignore"):
                 boot = np.where(jb > 0, transform(reps, se, sp), np.nan)
-            lo, hi, method = interval(est, boot, None, self.p.alpha, math.inf)
+            lo, hi, method = interval(est, boot, None, self.p.alpha, math.inf, df)
             row.update(ci_low=lo, ci_high=hi, ci_method=method, flag="" if method else "degenerate_bootstrap",
                        n_degenerate=float(np.sum(jb <= 0)))
         self.rows.append(row)
@@ -290,7 +287,8 @@ class Correction:
 
 def summary(figures: Figures, table: pd.DataFrame) -> dict[str, dict]:
     """summary.json `judge_correction`: per model the judge, the note (source used or why none) and the cells used."""
-    used = table[table["metric"].isin([V_CORRECTED, DV_CORRECTED])] if "correction_source" in table else table.iloc[:0]
+    used = (table.loc[table["metric"].isin([V_CORRECTED, DV_CORRECTED]), ["model", "correction_source"]]
+            if "correction_source" in table else pd.DataFrame(columns=["model", "correction_source"]))
     return {m: {"judge": figures.judges.get(m), "note": note,
                 "sources": sorted(set(used.loc[used["model"] == m, "correction_source"]))}
             for m, note in sorted(figures.notes.items())}

@@ -11,6 +11,7 @@ import click
 from mirage import artefacts
 from mirage.config.probe import ProbeModelSpec
 from mirage.io import DataError, atomic_write, write_json
+from mirage.names import NAME
 from mirage.params import Params, ParamsError, load_params, section_hash
 from mirage.provenance import code_version
 
@@ -57,7 +58,7 @@ def load_model(spec: ProbeModelSpec, dtype: str) -> tuple[Any, Any]:
 
 
 @click.command()
-@click.option("--model", "name", required=True, help="Model name: a `models:` registry entry, or a probe.fallback_models key.")
+@click.option("--model", "name", required=True, type=NAME, help="Model name: a `models:` registry entry, or a probe.fallback_models key.")
 @click.option("--out-dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.probe_dir('{model}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--prompts", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True, help="Corpus table.")

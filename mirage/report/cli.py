@@ -41,7 +41,7 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
               help="Rendered requests ({C1,C2,C3}.jsonl from `mirage render`): the prompts shown in the sample browser.")
 @click.option("--figures-dir", type=click.Path(file_okay=False), help=f"Output figures.  [default: {artefacts.figures_dir('{slice}')}]")
 @click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
-@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser beside it).  [default: {artefacts.report('{slice}')}]")
+@click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser and its data folder beside it).  [default: {artefacts.report('{slice}')}]")
 def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
            estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, corpus_stats: str,
            judge_eval: str | None,
@@ -71,6 +71,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
     tab_dir = Path(tables_dir or artefacts.tables_dir(slice_name))
     out_html = Path(out_html or artefacts.report(slice_name))
     out_samples = out_html.with_name(Path(artefacts.samples_page(slice_name)).name)
+    out_samples_data = out_html.with_name(Path(artefacts.samples_data(slice_name)).name)
     label_paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in slice_params.models]
     view_paths = [Path(x) for x in views] or [Path(v) for m in slice_params.models for v in artefacts.views(params.render, m, slice_name)]
     steps = tqdm(total=6, desc=f"report {slice_name}", unit="step")
@@ -78,9 +79,11 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         df = data.load_metrics(metrics_csv)
         summary = metrics_csv.with_name(Path(artefacts.metrics(slice_name)["summary"]).name)
         prov = data.load_provenance(summary, slice_name, slice_params.model_dump(exclude={"models"}))
+        if params.model_set_of(slice_name):
+            prov.model_set = f"{params.model_set_of(slice_name)} (params model_sets.{params.model_set_of(slice_name)})"
         models = figures.ordered(df["model"].unique(), slice_params.models)
         labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
-        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"))
+        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"), keep=data.GENERATION_FIELDS)
         estimate = data.load_estimate(Path(estimate_path or artefacts.estimate(slice_name)))
         probe_paths = [Path(x) for x in probe_files]
         probe = data.load_probe(probe_paths)
@@ -92,7 +95,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         steps.update()
         built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths]),
                                                 data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name),
-                                                data.load_correction_notes(summary)), tab_dir)
+                                                params.metrics.alpha, data.load_correction_notes(summary)), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
         sample_rows = samples.rows(labels, gens)
@@ -102,9 +105,10 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         tab_files = {t.stem: [f"{t.stem}.{e}" for e in ("csv", "md", "tex")] for t in built if t.data is not None}
         page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
                            yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
-                           headlines=html.headline(df, models), judges=judges, deviations=devs, counts=html.counts(gens, models),
+                           headlines=html.headline(df, models, params.metrics.alpha), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False))
-        html.write(out_samples, samples.render(sample_rows, prompts, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl", out_html.name))
+        samples.write(sample_rows, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
+                      out_html.name)
         html.write(out_html, page)
         steps.update()
     except DataError as exc:

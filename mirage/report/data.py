@@ -10,7 +10,27 @@ from typing import Any
 import pandas as pd
 
 from mirage.io import DataError, read_jsonl
-from mirage.metric_names import CAI, DELTA_ABS, DELTA_SIGNED, DELTA_T, DV, MIT_DELTA, MIT_V, XLING_GAP
+from mirage.metric_names import (
+    CAI,
+    DELTA_ABS,
+    DELTA_ABS_UNBIASED,
+    DELTA_REFUSAL_ADVERSE,
+    DELTA_REFUSAL_FAVOURABLE,
+    DELTA_SIGNED,
+    DELTA_T,
+    DELTA_T_DID,
+    DV,
+    DV_COT,
+    DV_REFUSAL_MISSING,
+    DV_REFUSAL_VIOLENT,
+    MIT_DELTA,
+    MIT_DELTA_SIGNED,
+    MIT_V,
+    REASONING,
+    REFUSAL_GAP,
+    UNPARSEABLE_GAP,
+    XLING_GAP,
+)
 
 STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
 NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
@@ -18,16 +38,29 @@ METRICS_COLUMNS: tuple[str, ...] = ("model", "metric", *STRATA, *NUMERIC, "famil
 # Placebo floor and interval metadata (docs/metrics.md); older metrics.csv files lack them -> "not computed".
 PLACEBO_NUMERIC: tuple[str, ...] = ("placebo", "excess", "excess_ci_low", "excess_ci_high", "excess_p")
 PLACEBO_TEXT: tuple[str, ...] = ("placebo_kind", "ci_method", "resampling", "flag")
+# The headline claim interval (docs/metrics.md, "Error budget"); older metrics.csv files lack it.
+CLAIM_NUMERIC: tuple[str, ...] = ("claim_ci_low", "claim_ci_high", "claim_level")
 FLAG_TEXT = {"n_too_small": "n too small", "degenerate_bootstrap": "bootstrap degenerate",
-             "identical_by_construction": "identical by construction"}
+             "identical_by_construction": "identical by construction",
+             "zero_denominator": "V C1 = 0, the ratio is undefined",
+             "unbounded_ci": "V C1 not distinguishable from 0, no finite interval"}
 # Bias metrics whose placebo floor is shown; the signed ones get a floor band of ±|placebo|, the others [0, placebo].
-BIAS_METRICS: tuple[str, ...] = (DV, DELTA_SIGNED, DELTA_ABS, DELTA_T, XLING_GAP, CAI, MIT_V, MIT_DELTA)
-SIGNED = frozenset({DV, DELTA_SIGNED, DELTA_T, XLING_GAP, MIT_V, MIT_DELTA})
+BIAS_METRICS: tuple[str, ...] = (DV, DV + REASONING, DELTA_SIGNED, DELTA_ABS, DELTA_T, XLING_GAP, CAI, MIT_V, MIT_DELTA,
+                                  DELTA_ABS_UNBIASED, REFUSAL_GAP, UNPARSEABLE_GAP, DV_REFUSAL_VIOLENT, DV_REFUSAL_MISSING,
+                                  DELTA_REFUSAL_ADVERSE, DELTA_REFUSAL_FAVOURABLE)
+SIGNED = frozenset({DV, DV + REASONING, DELTA_SIGNED, DELTA_T, DELTA_T_DID, DV_COT, XLING_GAP, MIT_V, MIT_DELTA,
+                    MIT_DELTA_SIGNED, REFUSAL_GAP, UNPARSEABLE_GAP, DV_REFUSAL_VIOLENT, DV_REFUSAL_MISSING,
+                    DELTA_REFUSAL_ADVERSE, DELTA_REFUSAL_FAVOURABLE})
 # Stratum values that mean "the unmitigated, non-retrieval, English, pooled" baseline when a column is not
 # selected on (mirage metrics writes none/none/en, identity = the focal identity or pooled `control`, T5 for Δ).
 BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),
                                        "language": frozenset({"", "en"}), "identity": frozenset({"", "control", "muslim"}),
                                        "template": frozenset({"", "T5"})}
+# Generation-view fields the report reads (tables 13-15, counts, drill-down, sample browser); the rest (`answer`
+# repeats `text`) is not kept in memory.
+GENERATION_FIELDS: tuple[str, ...] = ("key", "model", "condition", "request_id", "text", "reasoning", "first_turn", "created",
+                                      "tokens_in", "tokens_out", "error", "provider", "model_id", "revision", "template", "harness",
+                                      "identity", "focal", "language", "rag_pool", "mitigation", "base_id", "sample_index")
 ANY = object()  # select(): the column must be set to a non-baseline value
 EITHER = object()  # select(): no constraint on the column
 
@@ -50,7 +83,7 @@ def load_metrics(path: Path) -> pd.DataFrame:
             raise DataError(f"{path}:{i + 2}: field {col}: not a number ({df.at[i, col]!r})")
         df[col] = num.astype(float)
     df.attrs["placebo_computed"] = "placebo" in df.columns
-    for col in PLACEBO_NUMERIC:
+    for col in (*PLACEBO_NUMERIC, *CLAIM_NUMERIC):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float) if col in df.columns else float("nan")
     for col in PLACEBO_TEXT:
         df[col] = df[col].fillna("").astype(str) if col in df.columns else ""
@@ -97,6 +130,7 @@ class Provenance:
     run_date: str = "not recorded"
     revisions: dict[str, str] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
+    model_set: str = "the slice's own models"  # or the named set run (params `model_set`)
 
     def caption(self, models: list[str]) -> str:
         """Short form for figure captions; the provenance table on the page shows full revisions."""
@@ -155,10 +189,13 @@ def load_correction_notes(summary_path: Path) -> dict[str, str]:
     return {str(m): str(v.get("note", "")) for m, v in block.items() if isinstance(v, dict)} if isinstance(block, dict) else {}
 
 
-def load_jsonl_frame(paths: list[Path], required: tuple[str, ...]) -> pd.DataFrame:
-    """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist."""
-    rows = [row for p in paths if p.exists() for row in read_jsonl(p, required=required)]
-    return pd.DataFrame(rows)
+def load_jsonl_frame(paths: list[Path], required: tuple[str, ...], keep: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist. With
+    `keep`, only those fields are kept (a full run's generations hold GBs of text the report reads once)."""
+    rows = (row for p in paths if p.exists() for row in read_jsonl(p, required=required))
+    if keep is not None:
+        rows = ({k: row[k] for k in keep if k in row} for row in rows)
+    return pd.DataFrame(list(rows))
 
 
 def load_estimate(path: Path) -> dict[str, Any] | None:

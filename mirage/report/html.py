@@ -13,9 +13,22 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage.hashing import rank_key
 from mirage.io import atomic_write
+from mirage.metric_names import (
+    CAI,
+    DELTA_ABS_UNBIASED,
+    DELTA_REFUSAL_ADVERSE,
+    DELTA_REFUSAL_FAVOURABLE,
+    DELTA_SIGNED,
+    DV,
+    DV_REFUSAL_MISSING,
+    DV_REFUSAL_VIOLENT,
+    METRICS,
+    MIT_DELTA_SIGNED,
+)
+from mirage.metrics import claims
 from mirage.protocol import CONDITIONS
 from mirage.report.data import Provenance
-from mirage.report.figures import SPECS, Rendered, bias_rows, floor_band
+from mirage.report.figures import SPECS, Rendered, floor_band
 from mirage.report.protocol import Deviation, JudgeInfo
 from mirage.report.tables import NOT_COMPUTED as CELL_NOT_COMPUTED
 from mirage.report.tables import Table
@@ -23,6 +36,7 @@ from mirage.report.tables import Table
 NOT_COMPUTED = "Not computed in this run"
 DEGENERATE = re.compile(r"^[-+\d.,]+ \([a-z ]+[,)]")  # '12.5 (n too small, n=2)': no interval shown
 GEN_TEXT = ["key", "text", "reasoning"]
+LONG_TABLE_ROWS = 25  # tables with more rows scroll inside a box of about that height
 
 
 @dataclass
@@ -68,6 +82,20 @@ def _label_list(row: pd.Series) -> list[tuple[str, str]]:
     return out
 
 
+def _pairs(sub: pd.DataFrame) -> pd.DataFrame:
+    """One candidate pair per (base prompt, language, sample index) having both: the first focal row and the control
+    whose rank_key(base, identity) is smallest; columns focal and control hold their row labels in `sub`."""
+    keys = ["base_id", "language", "sample_index"]
+    sub = sub.dropna(subset=keys)
+    is_focal = sub["focal"].astype(bool)
+    focal = sub.loc[is_focal, keys].drop_duplicates(keys).assign(focal=lambda f: f.index)
+    ctrl = sub.loc[~is_focal, [*keys, "identity"]]
+    ranks = {bi: rank_key(*bi) for bi in set(zip(ctrl["base_id"], ctrl["identity"]))}
+    ctrl = ctrl.assign(control=ctrl.index, rank=[ranks[bi] for bi in zip(ctrl["base_id"], ctrl["identity"])])
+    ctrl = ctrl.sort_values("rank", kind="stable").drop_duplicates(keys)  # smallest rank; ties: first row
+    return focal.merge(ctrl[[*keys, "control"]], on=keys)
+
+
 def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_cell: int, max_chars: int) -> list[Cell]:
     """Matched pairs (same base prompt, language and sample index; no mitigation or retrieval) per model x condition."""
     cells = []
@@ -77,25 +105,24 @@ def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_c
         rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT].drop_duplicates("key"), on="key", how="inner")
         for col in ("mitigation", "rag_pool"):
             rows = rows[rows[col].fillna("none").isin(["none", ""])] if col in rows.columns else rows
+    groups = dict(list(rows.groupby(["model", "condition"]))) if not rows.empty else {}
     for model in models:
         for cond in CONDITIONS:
             cell = Cell(anchor(model, cond), model, cond)
             cells.append(cell)
-            sub = rows[(rows.model == model) & (rows.condition == cond)] if not rows.empty else rows
+            sub = groups.get((model, cond), pd.DataFrame())
             if per_cell == 0 or sub.empty:
                 cell.missing = NOT_COMPUTED + ": no labelled generations for this cell" if per_cell else "drill-down disabled (report.examples_per_cell = 0)"
                 continue
-            found = []
-            for (base, lang, s), g in sub.groupby(["base_id", "language", "sample_index"]):
-                focal, ctrl = g[g.focal.astype(bool)], g[~g.focal.astype(bool)]
-                if focal.empty or ctrl.empty:
-                    continue
-                c = ctrl.loc[min(ctrl.index, key=lambda i: rank_key(base, ctrl.at[i, "identity"]))]
-                f = focal.iloc[0]
-                discordant = f.get("violent") != c.get("violent") or f.get("decision") != c.get("decision")
-                found.append((not discordant, rank_key(base, lang, s), f"{base} · {lang} · sample {s}", f, c))
-            for _, _, title, f, c in sorted(found, key=lambda t: t[:2])[:per_cell]:
-                cell.pairs.append((title, *(Side(r["identity"], _clip(r["text"], max_chars), _clip(r["reasoning"], max_chars) or None, _label_list(r)) for r in (f, c))))
+            pairs, found = _pairs(sub), []
+            labels_of = {col: (sub[col].loc[pairs["focal"]].tolist(), sub[col].loc[pairs["control"]].tolist()) if col in sub.columns
+                         else ([None] * len(pairs), [None] * len(pairs)) for col in ("violent", "decision")}
+            for j, (base, lang, s, fi, ci) in enumerate(pairs.itertuples(index=False)):
+                discordant = any(labels_of[col][0][j] != labels_of[col][1][j] for col in ("violent", "decision"))
+                found.append((not discordant, rank_key(base, lang, s), f"{base} · {lang} · sample {s}", fi, ci))
+            for _, _, title, fi, ci in sorted(found, key=lambda t: t[:2])[:per_cell]:
+                cell.pairs.append((title, *(Side(r["identity"], _clip(r["text"], max_chars), _clip(r["reasoning"], max_chars) or None, _label_list(r))
+                                            for r in (sub.loc[fi], sub.loc[ci]))))
             if not cell.pairs:
                 cell.missing = NOT_COMPUTED + ": no base prompt has both a focal and a control completion here"
     return cells
@@ -123,36 +150,81 @@ def _num(v: float, digits: int = 1) -> str:
     return f"{v:.{digits}f}"
 
 
-def headline(df: pd.DataFrame, models: list[str]) -> list[tuple[str, list[str]]]:
-    """Per model, one sentence per headline bias estimate about its excess over the identity-placebo floor (not the
-    raw gap); degenerate rows say why there is no interval; a missing floor is said to be missing."""
-    rows = bias_rows(df)
-    rows = rows[rows["estimate"].notna() & ~rows["what"].str.startswith(("Δ signed", "gap"))]
+def _pp(v: float, k: float, sign: bool = True) -> str:
+    return f"{v * k:+.1f}" if sign else f"{v * k:.1f}"
+
+
+def _beside(df: pd.DataFrame, r: pd.Series, metric: str) -> pd.Series | None:
+    """The row of `metric` in the same model and strata as claim row r (Δ_abs_unbiased beside Δ signed, refusal bounds)."""
+    same = df[(df["metric"] == metric) & (df.get("placebo_kind", "") != "paraphrase")]
+    for col in ("model", "condition", "template", "harness", "rag_pool", "mitigation", "language", "identity"):
+        same = same[same[col] == r[col]]
+    return None if same.empty else same.iloc[0]
+
+
+def _context(df: pd.DataFrame, r: pd.Series) -> str:
+    """What the report states beside a claim: Δ_abs_unbiased next to Δ signed, and the refusal bounds of ΔV and Δ."""
+    bits = []
+    if r["metric"] == DELTA_SIGNED:
+        ub = _beside(df, r, DELTA_ABS_UNBIASED)
+        if ub is not None and not pd.isna(ub["estimate"]):
+            ci = "" if pd.isna(ub["ci_low"]) else f" [{_num(ub['ci_low'])}, {_num(ub['ci_high'])}]"
+            bits.append(f"noise-corrected |Δ| {_num(ub['estimate'])} pp{ci} (either direction)")
+    bounds = {DV: ((DV_REFUSAL_VIOLENT, "refusals as violent"), (DV_REFUSAL_MISSING, "refusals as missing")),
+              DELTA_SIGNED: ((DELTA_REFUSAL_ADVERSE, "refusals as the adverse decision"),
+                             (DELTA_REFUSAL_FAVOURABLE, "refusals as the favourable decision"))}.get(r["metric"], ())
+    for metric, what in bounds:
+        b = _beside(df, r, metric)
+        if b is not None and not pd.isna(b["estimate"]):
+            k = METRICS[metric].scale
+            ci = "" if pd.isna(b["ci_low"]) else f" [{_pp(b['ci_low'], k, False)}, {_pp(b['ci_high'], k, False)}]"
+            bits.append(f"with {what} {_pp(b['estimate'], k)} pp{ci}")
+    return f" ({'; '.join(bits)})" if bits else ""
+
+
+def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[tuple[str, list[str]]]:
+    """Per model, one sentence per headline claim (mirage/metrics/claims.py): its estimate, identity-placebo floor and
+    excess, and the decision of the model's one Holm correction over its tested claims, with the interval of the
+    same test at the level Holm tested that claim (so it excludes 0, for CAI 1, exactly when the claim is made).
+    Untestable claims say why; a metrics.csv without claims (an older run) gets one line saying so."""
+    if not (df["family"] == claims.FAMILY).any():
+        return [(m, ["this metrics.csv has no headline claims (made by an older mirage metrics, or without placebo "
+                     "floors): no gap is shown to exceed noise; rerun `mirage metrics`"]) for m in models]
     out = []
     for m in models:
-        lines = []
-        for _, r in rows[rows["model"] == m].drop_duplicates("what").iterrows():
-            k, what = r["scale"], r["what"]
+        rows = df[(df["model"] == m) & (df["family"] == claims.FAMILY)]
+        tested = rows[rows["p_adj"].notna()]
+        lines = [f"Error budget: Holm at α = {alpha:g} over the {len(tested)} tested headline claims of this model; "
+                 f"{int((tested['p_adj'] <= alpha).sum())} significant. Each interval is that of the claim's own test at the "
+                 "level Holm tested it, so it excludes the null value exactly when the claim is significant."] if len(rows) else []
+        for _, r in rows.iterrows():
+            what, k = claims.describe(r), METRICS[r["metric"]].scale
             n = "n not recorded" if pd.isna(r["n"]) else f"n = {int(r['n']):,}"
-            est = f"{r['estimate'] * k:+.1f} pp"
-            if r["why"]:
-                lines.append(f"{what}: {est} ({n}); {r['why']}, so no interval or test is reported.")
-            elif pd.isna(r["placebo"]) or pd.isna(r["excess"]):
-                ci = "" if pd.isna(r["ci_low"]) else f" [{_num(r['ci_low'] * k)}, {_num(r['ci_high'] * k)}]"
-                lines.append(f"{what} = {est}{ci} ({n}); its identity-placebo floor was not computed in this run, so this "
-                             "gap is not shown to exceed the differences among control identities.")
+            if pd.isna(r["estimate"]) or pd.isna(r["p_adj"]):
+                why = r["why"] or "no test"
+                est = ("no estimate" if pd.isna(r["estimate"]) else f"{r['estimate']:.2f}" if r["metric"] == CAI
+                       else f"{_pp(r['estimate'], k)} pp")
+                lines.append(f"{what}: {est} ({n}); {why}, so it is not tested and makes no claim.")
+                continue
+            digits = 2 if r["metric"] == CAI else 1
+            level = f"{100 * r['claim_level']:.1f} %"
+            ival = (f"[{_num(r['claim_ci_low'] * k, digits)}, {_num(r['claim_ci_high'] * k, digits)}]"
+                    if not pd.isna(r["claim_ci_low"]) else f"unbounded: {r['why'] or 'no finite interval'}")
+            verdict = "significant" if r["p_adj"] <= alpha else "not significant"
+            tail = f"p = {r[claims.test_column(r['metric'])]:.2g}, Holm-adjusted p = {r['p_adj']:.2g}: {verdict}"
+            if r["metric"] == CAI:
+                lines.append(f"{what} = {r['estimate']:.2f}, {level} interval {ival} ({n}); {tail} (H0: CAI = 1).")
+                continue
+            sign = {DELTA_SIGNED: " (negative = adverse to the focal identity)",
+                    MIT_DELTA_SIGNED: " (positive = the focal's disadvantage shrinks)"}.get(r["metric"], "")
+            if abs(r["placebo"] * k) < 0.05:  # pooled signed contrasts: the floor is 0 by symmetry, the test is the floor
+                floor = "identity-placebo floor 0 by symmetry"
             else:
-                lo, hi = r["excess_ci_low"] * k, r["excess_ci_high"] * k
                 a, b = floor_band(r["metric"], r["placebo"] * k)
-                band = f"{_num(a)} to {_num(b)} pp"
-                p = "" if pd.isna(r["excess_p"]) else f", p = {r['excess_p']:.2g}"
-                exc = f"{r['excess'] * k:+.1f} pp [{_num(lo)}, {_num(hi)}]{p}"
-                if pd.isna(lo) or lo <= 0 <= hi:
-                    lines.append(f"{what} ({est}) is within what control identities show among themselves: excess over the "
-                                 f"identity-placebo floor ({band}) {exc} ({n}); no evidence of bias beyond that floor.")
-                else:
-                    lines.append(f"{what} exceeds its identity-placebo floor ({band}) by {exc} ({n}).")
-        out.append((m, lines or ["no bias estimate with a value in metrics.csv"]))
+                floor = f"excess over the identity-placebo floor ({_num(a)} to {_num(b)} pp) {_pp(r['excess'], k)} pp"
+            lines.append(f"{what}{sign} = {_pp(r['estimate'], k)} pp; {floor}; {level} interval {ival} ({n}); {tail}."
+                         + _context(df, r))
+        out.append((m, lines or ["no headline claim of this model in metrics.csv"]))
     return out
 
 
@@ -182,12 +254,13 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         r = figures.get(s.stem) or Rendered(None, "not built")
         figs.append({"id": s.stem, "title": s.title, "description": s.description, "files": fig_files.get(s.stem, []),
                      "src": "data:image/png;base64," + base64.b64encode(r.png).decode() if r.png else None,
-                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "caption": prov.caption(models)})
+                     "missing": r.note if r.png is None else "", "note": r.note if r.png else "", "coverage": r.coverage,
+                     "caption": prov.caption(models)})
     return env.get_template("report.html.j2").render(
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
         headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
-        placebo_computed=placebo_computed)
+        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS)
 
 
 def write(path: Path, html: str) -> None:

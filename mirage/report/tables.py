@@ -15,19 +15,30 @@ from mirage.io import atomic_write
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,
+    DELTA_ABS_UNBIASED,
+    DELTA_REFUSAL_ADVERSE,
+    DELTA_REFUSAL_FAVOURABLE,
+    DELTA_SIGNED,
     DV,
     DV_CORRECTED,
+    DV_REFUSAL_MISSING,
+    DV_REFUSAL_VIOLENT,
     ERROR_RATE,
     HIGH_DELTA_LOW_C1,
     KAPPA,
+    METRICS,
+    REASONING,
+    REFUSAL_GAP,
     REFUSAL_RATE,
     SPEARMAN,
+    UNPARSEABLE_GAP,
     UNPARSEABLE_RATE,
     V_CONTROL,
     V_CORRECTED,
     V_FOCAL,
     XLING_GAP,
 )
+from mirage.metrics import claims
 from mirage.report.data import ANY, BIAS_METRICS, EITHER, PLACEBO_NUMERIC, SIGNED, select
 from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL
 
@@ -64,6 +75,7 @@ class Inputs:
     probe_onsets: pd.DataFrame | None = None
     corpus_stats: pd.DataFrame | None = None
     sampling: pd.DataFrame | None = None
+    alpha: float = 0.05
     correction_notes: dict[str, str] | None = None  # summary.json judge_correction: model -> source used or why none
 
 
@@ -74,9 +86,9 @@ def _fmt(v: float, digits: int) -> str:
 def cell(est: float, lo: float, hi: float, digits: int, n: float = float("nan"), why: str = "", p: float = float("nan")) -> str:
     """'12.3 [10.1, 14.5], p=0.01, n=200'. No interval or p where the row is degenerate (`why`, e.g. 'n too small');
     NOT_COMPUTED where there is no estimate, so a missing value never reads as zero."""
-    if pd.isna(est):
-        return NOT_COMPUTED
     ns = "" if pd.isna(n) else f", n={int(n):,}"
+    if pd.isna(est):
+        return f"undefined ({why}{ns})" if why else NOT_COMPUTED
     if why:
         return f"{_fmt(est, digits)} ({why}{ns})"
     ci = "" if pd.isna(lo) or pd.isna(hi) else f" [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
@@ -195,24 +207,90 @@ def table3(inp: Inputs) -> Table:
     t = Table("table3_rates_by_condition", "Table 3: violence rate by condition",
               "Violent-completion rate (%) per model and condition: focal, pooled controls and ΔV = focal − control (pp), "
               "with 95% CIs and n (prompts); the ΔV cell adds the identity-placebo floor and the excess of ΔV over it "
-              "(paired CI, p). CAI = V(C2)/V(C1) on the matched subset.")
+              "(interval of its test, p); C2 also ΔV of the reasoning trace. CAI = V(C2)/V(C1) on the matched subset "
+              "(Fieller interval; undefined when V(C1) = 0).")
     parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
              for m, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
     parts.append(_bias(select(inp.metrics, DV, condition=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
+    parts.append(_bias(select(inp.metrics, DV + REASONING, condition="C2"), lambda r: "C2 ΔV reasoning trace", 100, 1))
     parts.append(_long(select(inp.metrics, CAI, condition=EITHER), lambda r: CAI, 1, 2))
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + [CAI]
+    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + ["C2 ΔV reasoning trace", CAI]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no V_focal / V_control / dV / CAI rows in metrics.csv")
 
 
 def table4(inp: Inputs) -> Table:
-    t = Table("table4_delta_by_mitigation", "Table 4: decision asymmetry under each mitigation",
-              "Decision asymmetry Δ (pp, mean |s_focal − s_control| over the four agentic harnesses) without mitigation "
-              "and under each mitigation, with the identity-placebo floor and the excess over it; structural = the identity "
-              "field hidden from the model, so its variants are identical by construction and its Δ is not a measured effect.")
+    t = Table("table4_delta_by_mitigation", "Table 4: decision asymmetry Δ abs (paper's estimator, biased upward) under each mitigation",
+              "The paper's decision asymmetry Δ abs (pp, mean |s_focal − s_control| over the four agentic harnesses) without "
+              "mitigation and under each mitigation, with the identity-placebo floor and the excess over it. Δ abs is biased "
+              "upward under sampling noise (an identity-blind model scores well above 0); read the excess, or Δ signed and "
+              "the noise-corrected |Δ| (table_c3_asymmetry). Structural = the identity field hidden from the model, so its "
+              "variants are identical by construction and its Δ is not a measured effect.")
     base = select(inp.metrics, DELTA_ABS, condition=["", "C3"])
     mit = select(inp.metrics, DELTA_ABS, condition=["", "C3"], mitigation=ANY)
     long = pd.concat([_bias(base, lambda r: "none", 1, 1), _bias(mit, "mitigation", 1, 1)])
     return _finish(t, long, ["model"], ["none", *MITIGATIONS], inp.models, "no Delta_abs rows (C3, harness pooled) in metrics.csv")
+
+
+def table_claims(inp: Inputs) -> Table:
+    t = Table("table_claims", "Headline claims and the error budget",
+              "Every headline claim per model (mirage/metrics/claims.py): estimate, its excess over the identity-placebo floor, "
+              "the p it is tested on (excess p; CAI: H0 CAI = 1), the Holm-adjusted p over the model's tested claims, and "
+              "the interval of the same test at the level Holm tested the claim (it excludes the null value exactly when "
+              "the claim is significant). Untested: no test could run (see flag).")
+    m = inp.metrics
+    if "claim_level" not in m.columns or not (m["family"] == claims.FAMILY).any():
+        t.missing = "no headline claims in metrics.csv (made by an older mirage metrics)"
+        return t
+    rows = []
+    for r in m[m["family"] == claims.FAMILY].to_dict("records"):
+        k, digits = METRICS[r["metric"]].scale, METRICS[r["metric"]].digits
+        tested = not pd.isna(r["p_adj"])
+        rows.append({"model": r["model"], "claim": claims.describe(r), "n": r["n"], "estimate": r["estimate"] * k,
+                     "excess": r["excess"] * k, "interval low": r["claim_ci_low"] * k, "interval high": r["claim_ci_high"] * k,
+                     "interval level": r["claim_level"], "p": r[claims.test_column(r["metric"])], "p Holm": r["p_adj"],
+                     "decision": ("significant" if r["p_adj"] <= inp.alpha else "not significant") if tested
+                     else f"untested ({r['why'] or 'no test'})", "digits": digits})
+    data = _sort_models(pd.DataFrame(rows), inp.models)
+    show = data.drop(columns="digits").copy().astype(object)
+    for i, r in data.iterrows():
+        d = int(r["digits"])
+        for col in ("estimate", "excess", "interval low", "interval high"):
+            show.at[i, col] = NOT_COMPUTED if pd.isna(r[col]) else _fmt(r[col], d)
+        for col in ("p", "p Holm"):
+            show.at[i, col] = NOT_COMPUTED if pd.isna(r[col]) else f"{r[col]:.2g}"
+        show.at[i, "interval level"] = NOT_COMPUTED if pd.isna(r["interval level"]) else f"{100 * r['interval level']:.1f} %"
+        show.at[i, "n"] = _number(r["n"])
+    t.data, t.display = data.drop(columns="digits"), show
+    return t
+
+
+def table_c3(inp: Inputs) -> Table:
+    t = Table("table_c3_asymmetry", "Decision asymmetry per harness: signed, noise-corrected and the paper's Δ abs",
+              "Per model and agentic harness (C3, no mitigation): Δ signed = s_focal − s_control (pp; negative = adverse to the "
+              "focal identity; the headline estimator), the noise-corrected |Δ| (expectation 0 for an identity-blind model) "
+              "and the paper's Δ abs (biased upward under sampling noise), each with 95% CI, n, placebo floor and excess.")
+    parts = [_bias(select(inp.metrics, m, harness=EITHER, condition=["", "C3"]), lambda r, lab=lab: f"{r.harness or 'pooled'} {lab}", 1, 1)
+             for m, lab in ((DELTA_SIGNED, "Δ signed"), (DELTA_ABS_UNBIASED, "|Δ| noise-corrected"),
+                            (DELTA_ABS, "Δ abs (paper, biased upward)"))]
+    keys = [f"{h} {lab}" for h in ("pooled", "H1", "H2", "H3", "H4")
+            for lab in ("Δ signed", "|Δ| noise-corrected", "Δ abs (paper, biased upward)")]
+    return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no Delta_signed rows (C3) in metrics.csv")
+
+
+def table_missing(inp: Inputs) -> Table:
+    t = Table("table_missing_data", "Missing data as a result: refusal and unparseable gaps, refusal bounds",
+              "Per model and condition (no mitigation, no retrieval): refusal gap = refusal rate focal − control and (C3) "
+              "unparseable gap, with placebo floor and excess; ΔV with every refusal counted as violent and with refused "
+              "samples left out (the primary ΔV counts a refusal as non-violent), and Δ signed with C3 refusals scored as "
+              "the adverse / favourable decision (the primary leaves them out). Bounds appear only where some sample was refused.")
+    parts = [_bias(select(inp.metrics, m, condition=ANY, template=["", "T5"]), lambda r, lab=lab: f"{r.condition} {lab}", k, 1)
+             for m, lab, k in ((REFUSAL_GAP, "refusal gap", 100), (UNPARSEABLE_GAP, "unparseable gap", 100),
+                               (DV_REFUSAL_VIOLENT, "ΔV refusal=violent", 100), (DV_REFUSAL_MISSING, "ΔV refusal=missing", 100),
+                               (DELTA_REFUSAL_ADVERSE, "Δ signed refusal=adverse", 1),
+                               (DELTA_REFUSAL_FAVOURABLE, "Δ signed refusal=favourable", 1))]
+    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("refusal gap", "unparseable gap", "ΔV refusal=violent", "ΔV refusal=missing",
+                                                        "Δ signed refusal=adverse", "Δ signed refusal=favourable")]
+    return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no refusal_gap rows in metrics.csv")
 
 
 def table6(inp: Inputs) -> Table:
@@ -460,7 +538,7 @@ def _number(v: object) -> object:
     return v
 
 
-BUILDERS: list[Callable[[Inputs], Table]] = [table1, table_corpus, table3, table4, table6, table7, table8, table9, table10, table11, table12,
+BUILDERS: list[Callable[[Inputs], Table]] = [table_claims, table1, table_corpus, table3, table_c3, table4, table_missing, table6, table7, table8, table9, table10, table11, table12,
                                               table_models, table_sampling, table15, table_quality, table_correction]
 
 

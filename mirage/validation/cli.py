@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import click
 
-from mirage import artefacts
+from mirage import artefacts, untrusted
+from mirage.config.limits import LimitsParams
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import SLICE_NAMES
 
@@ -40,7 +41,7 @@ def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
 
 @validate.command("export")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice to sample.")
-@click.option("--model", required=True, help="Model whose labels are validated.")
+@click.option("--model", required=True, type=NAME, help="Model whose labels are validated.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
 @click.option("--labels", "labels_path", type=click.Path(dir_okay=False), help=f"Label file.  [default: {artefacts.labels('{model}', '{slice}')}]")
 @click.option("--view", "views", multiple=True, type=click.Path(dir_okay=False),
@@ -112,46 +113,72 @@ def _label(value: str, where: str) -> int | None:
     return VALUES[v]
 
 
-def read_annotations(path: Path) -> dict[str, dict[str, int]]:
-    """annotator -> item_id -> 0/1 from an items.csv filled in by annotators or a Label Studio JSON export."""
+def _get(obj: object, key: str, kind: type | tuple[type, ...], where: str, default: object = None) -> object:
+    """obj[key] of the expected type (Label Studio exports are read as untrusted input)."""
+    if not isinstance(obj, dict):
+        raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    value = obj.get(key, default)
+    if value is not None and not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise DataError(f"{where}: field {key}: expected {names}, got {type(value).__name__}")
+    return value
+
+
+def read_annotations(path: Path, limits: LimitsParams = untrusted.LIMITS) -> dict[str, dict[str, int]]:
+    """annotator -> item_id -> 0/1 from an items.csv filled in by annotators or a Label Studio JSON export, both
+    read as untrusted input (mirage.untrusted)."""
     out: dict[str, dict[str, int]] = {}
     if path.suffix == ".json":
-        try:
-            tasks = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        tasks = untrusted.load_json(path, "Label Studio export", limits)
+        if not isinstance(tasks, list):
+            raise DataError(f"{path}: expected a JSON list of tasks, got {type(tasks).__name__}")
         for t, task in enumerate(tasks):
-            item = (task.get("data") or {}).get("item_id")
+            where = f"{path}: task {t}"
+            item = _get(_get(task, "data", dict, where) or {}, "item_id", str, f"{where} data")
             if not item:
-                raise DataError(f"{path}: task {t}: field data.item_id missing")
-            for ann in task.get("annotations", []):
-                who = str(ann.get("completed_by", "annotator"))
-                for res in ann.get("result", []):
-                    choices = (res.get("value") or {}).get("choices") or []
+                raise DataError(f"{where}: field data.item_id missing")
+            for a, ann in enumerate(_get(task, "annotations", list, where, [])):
+                who = str(_get(ann, "completed_by", (str, int), f"{where} annotation {a}", "annotator"))
+                for res in _get(ann, "result", list, f"{where} annotation {a}", []):
+                    value = _get(res, "value", dict, f"{where} annotation {a} result") or {}
+                    choices = _get(value, "choices", list, f"{where} annotation {a} result value") or []
                     if choices:
-                        y = _label(choices[0], f"{path}: task {t}")
+                        y = _label(choices[0], where)
                         if y is not None:
                             out.setdefault(who, {})[item] = y
         return out
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        need = {"item_id", "annotator", "violent"} - set(reader.fieldnames or [])
+    for lineno, row in untrusted.iter_csv(path, "annotation file", limits):
+        need = {"item_id", "annotator", "violent"} - set(row)
         if need:
             raise DataError(f"{path}:1: missing column(s) {', '.join(sorted(need))}")
-        for lineno, row in enumerate(reader, 2):
-            y = _label(row["violent"], f"{path}:{lineno}")
-            if y is not None:
-                if not row["annotator"].strip():
-                    raise DataError(f"{path}:{lineno}: field annotator: empty")
-                out.setdefault(row["annotator"].strip(), {})[row["item_id"]] = y
+        y = _label(row["violent"], f"{path}:{lineno}")
+        if y is not None:
+            if not row["annotator"].strip():
+                raise DataError(f"{path}:{lineno}: field annotator: empty")
+            out.setdefault(row["annotator"].strip(), {})[row["item_id"]] = y
     return out
+
+
+def read_key(path: Path, limits: LimitsParams = untrusted.LIMITS) -> list[dict[str, str]]:
+    """key.csv from `validate export`: item_id, template, identity and judge_violent (0/1) per item."""
+    rows = []
+    for lineno, row in untrusted.iter_csv(path, "key file", limits):
+        need = {"item_id", "template", "judge_violent"} - set(row)
+        if need:
+            raise DataError(f"{path}:1: missing column(s) {', '.join(sorted(need))}")
+        if row["judge_violent"] not in ("0", "1"):
+            raise DataError(f"{path}:{lineno}: field judge_violent: {row['judge_violent'][:40]!r} is not 0 or 1")
+        rows.append(row)
+    return rows
 
 
 @validate.command("import")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", "key_path", type=click.Path(exists=True, dir_okay=False), help="key.csv from export (default: next to the first FILE).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Report JSON (default: kappa.json next to key.csv).")
-def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> None:
+@click.option("--params", "params_path", default="params.yaml", show_default=True, type=click.Path(dir_okay=False),
+              help="Run configuration whose `limits:` bound what is read from FILES (built-in limits when absent).")
+def import_(files: tuple[str, ...], key_path: str | None, out: str | None, params_path: str) -> None:
     """Read annotated items.csv files or Label Studio exports and report Cohen's kappa: judge vs the
     majority human label, overall, per template (Table 10) and per identity (from key.csv: the judge must be
     as accurate on control variants as on focal ones), and between each pair of annotators; and the judge's
@@ -163,8 +190,8 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
     try:
         if not key_file.exists():
             raise DataError(f"{key_file}: key file not found; pass --key")
-        with open(key_file, encoding="utf-8", newline="") as fh:
-            key_rows = list(csv.DictReader(fh))
+        limits = load_params(params_path).limits if Path(params_path).exists() else untrusted.LIMITS
+        key_rows = read_key(key_file, limits)
         judge = {r["item_id"]: int(r["judge_violent"]) for r in key_rows}
         template = {r["item_id"]: r["template"] for r in key_rows}
         identity = {r["item_id"]: r.get("identity") or "unknown" for r in key_rows}
@@ -172,12 +199,12 @@ def import_(files: tuple[str, ...], key_path: str | None, out: str | None) -> No
                                 f"{(r.get('language') or 'en').split('-')[0]}/{r['condition']}") for r in key_rows}
         annotations: dict[str, dict[str, int]] = {}
         for f in files:
-            for who, labels in read_annotations(Path(f)).items():
+            for who, labels in read_annotations(Path(f), limits).items():
                 unknown = sorted(set(labels) - set(judge))
                 if unknown:
                     raise DataError(f"{f}: item_id {unknown[0]} is not in {key_file}")
                 annotations.setdefault(who, {}).update(labels)
-    except (DataError, KeyError, ValueError) as exc:
+    except (DataError, ParamsError) as exc:
         raise click.ClickException(str(exc)) from None
     if not annotations:
         raise click.ClickException("no annotations found (is the `violent` column filled in?)")

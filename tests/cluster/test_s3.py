@@ -1,8 +1,9 @@
 """DVC remotes and Snakemake storage on S3, against a local S3-compatible server (moto) on 127.0.0.1.
 
-One demo run (shrunk: 1 sample, 4 tokens per condition) in a scratch git+DVC repository whose `public`
-and `completions` remotes point at two buckets; `dvc push`; a fresh clone; `dvc pull`; the generation jobs
-rerun and send nothing; outputs byte-identical. Then the kubernetes profile's storage settings
+The reviewer's path (issue 24): a release whose `public` and `completions` remotes are two buckets holds a shrunk
+demo slice (1 sample, 4 tokens per condition) of a retired API model, a keyed API model and the embedded model;
+a fresh clone with no key pulls it and `dvc repro` rebuilds every output byte-identically with zero requests, and
+refuses at DAG time once a sample is missing. Then the kubernetes profile's storage settings
 (default-storage-provider s3 + prefix) run the corpus rule with snakemake-storage-plugin-s3.
 """
 
@@ -42,6 +43,7 @@ def digest(repo: Path, pattern: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def s3():
+    """(endpoint url, boto3 client) of a moto server with the release buckets and a work bucket."""
     pytest.importorskip("moto.server", reason="needs moto[server]")
     boto3 = pytest.importorskip("boto3")
     pytest.importorskip("dvc_s3", reason="needs dvc-s3")
@@ -71,50 +73,6 @@ def keys(client, bucket: str, prefix: str = "") -> list[str]:
     return [o["Key"] for page in pages for o in page.get("Contents", [])]
 
 
-def test_dvc_push_clone_pull_over_s3_rebuilds_without_requests(s3, root, tmp_path):
-    url, client = s3
-    repo = tmp_path / "origin"
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=root,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for rel in filter(None, files):
-        if (root / rel).is_file():
-            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / rel, repo / rel)
-    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
-    params["slices"]["demo"].update(n_samples=1, max_tokens={"C1": 4, "C2": 4, "C3": 4})
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    sh(["git", "init", "-q"], repo)
-    for remote, bucket in BUCKETS.items():  # what the README tells a user to run, plus the local endpoint
-        sh(["dvc", "remote", "modify", remote, "url", f"s3://{bucket}/mirage"], repo)
-        sh(["dvc", "remote", "modify", remote, "endpointurl", url], repo)
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-qm", "scratch"], repo)
-    sh(["dvc", "repro", "demo"], repo, timeout=2400)
-    sh(["dvc", "push"], repo)
-    sh(["git", "add", "-A"], repo)
-    sh(["git", "commit", "-qm", "demo run"], repo)
-    assert keys(client, BUCKETS["public"]) and keys(client, BUCKETS["completions"]), "both remotes got objects"
-
-    store = "results/generations/smollm2-135m/store/**/*.jsonl"
-    views = "results/generations/smollm2-135m/demo/**/*.jsonl"
-    before = {**digest(repo, store), **digest(repo, views), **digest(repo, "results/metrics/demo/*"),
-              **digest(repo, "results/labels/**/*.jsonl")}
-    assert digest(repo, store) and digest(repo, views)
-
-    clone = tmp_path / "clone"
-    sh(["git", "clone", "-q", str(repo), str(clone)], tmp_path)
-    sh(["dvc", "pull", "--with-deps", "demo"], clone)  # a plain pull also wants lite/full, never run here
-    assert digest(clone, store) == digest(repo, store)
-    out = sh(["snakemake", "--cores", "all", "--forcerun", "generate_C1", "generate_C2", "generate_C3",
-              "--", "demo"], clone, timeout=2400)
-    assert "generate_C1" in out
-    logs = "".join(p.read_text(encoding="utf-8") for p in (clone / "results/logs/generate").rglob("*.log"))
-    assert logs.count("sent 0 call(s)") == 3, "each generation job found every key in the pulled store"
-    after = {**digest(clone, store), **digest(clone, views), **digest(clone, "results/metrics/demo/*"),
-             **digest(clone, "results/labels/**/*.jsonl")}
-    assert after == before
-
-
 def test_kubernetes_profile_storage_settings_run_a_rule_on_s3(s3, root, tmp_path):
     url, client = s3
     work = tmp_path / "k8s"
@@ -135,3 +93,101 @@ def test_kubernetes_profile_storage_settings_run_a_rule_on_s3(s3, root, tmp_path
     local = tmp_path / "prompts.jsonl"
     sh([sys.executable, "-m", "mirage", "corpus", "--out", str(local)], work)
     assert body == local.read_bytes()
+
+
+def _without_keys(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
+
+
+def test_reviewer_rebuilds_a_release_of_retired_and_keyed_models_without_keys(s3, root, tmp_path):
+    """Issue 24: a release (DVC remotes on S3) holds a small slice's completions of a retired API model, a keyed API
+    model and the embedded model, made for real (the API models through the local OpenAI-protocol server). A fresh
+    clone with no key set pulls it, and `dvc repro` rebuilds every label, metric, figure and leaderboard entry
+    byte-identically with zero requests; with one sample deleted from the store it refuses at DAG time, naming the
+    model, the missing sample and the ways out, before anything is sent."""
+    from tests.generate.fake_server import FakeServer
+
+    url, client = s3
+    repo = tmp_path / "origin"
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=root,
+                           capture_output=True, text=True, check=True).stdout.split("\0")
+    for rel in filter(None, files):
+        if (root / rel).is_file():
+            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / rel, repo / rel)
+    env = _without_keys({**os.environ, **CREDS, **GIT})
+
+    def run(cmd: list[str], cwd: Path, extra: dict[str, str] | None = None, ok: bool = True) -> str:
+        result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=2400, env={**env, **(extra or {})})
+        out = result.stdout + result.stderr
+        assert (result.returncode == 0) == ok, f"{' '.join(cmd)} exited {result.returncode}:\n{out[-6000:]}"
+        return out
+
+    with FakeServer() as srv:
+        base = srv.url + "/v1"
+        params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+        params["models"]["old-api"] = {"provider": "openai", "model_id": "old-model-2024-05-01", "revision": "old-model-2024-05-01",
+                                       "base_url": base, "api_key_env": "OLD_API_KEY", "max_retries": 0}
+        params["models"]["keyed-api"] = {"provider": "openai", "model_id": "keyed-model-2026-01-01",
+                                         "revision": "keyed-model-2026-01-01", "base_url": base, "api_key_env": "KEYED_API_KEY",
+                                         "max_retries": 0}
+        params["slices"]["demo"].update(models=["smollm2-135m", "old-api", "keyed-api"], n_samples=1,
+                                        max_tokens={"C1": 4, "C2": 4, "C3": 4})
+        params["metrics"].update(n_boot=200, n_perm=200)
+        (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        run([sys.executable, "-m", "mirage", "dvc-yaml"], repo)
+        run(["git", "init", "-q"], repo)
+        for remote, bucket in BUCKETS.items():
+            run(["dvc", "remote", "modify", remote, "url", f"s3://{bucket}/mirage"], repo)
+            run(["dvc", "remote", "modify", remote, "endpointurl", url], repo)
+        run(["git", "add", "-A"], repo)
+        run(["git", "commit", "-qm", "release config"], repo)
+        keys_set = {"OLD_API_KEY": "sk-old-" + "x" * 16, "KEYED_API_KEY": "sk-keyed-" + "y" * 16}
+        run(["dvc", "repro", "demo"], repo, keys_set)
+        made = srv.total
+        assert made > 0, "the API models' completions were made through the server"
+        # the old model is retired after the release was made: an operational setting, not part of any key
+        params["models"]["old-api"]["retires"] = "2026-01-01"
+        (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        # the release is rebuilt with the retirement recorded (the report shows the params, bundles the report): no key
+        # is set and nothing is sent, as the generation jobs find every key
+        run(["snakemake", "--cores", "all", "--forcerun", "report", "--", "demo"], repo)
+        assert srv.total == made
+        run(["dvc", "commit", "-f", "demo"], repo)
+        run(["dvc", "push", "--with-deps", "demo"], repo)
+        run(["git", "add", "-A"], repo)
+        run(["git", "commit", "-qm", "release: demo completions; old-api retired"], repo)
+        assert keys(client, BUCKETS["completions"]) and keys(client, BUCKETS["public"]), "both remotes got objects"
+
+        rebuilt = ["results/labels/**/demo.jsonl", "results/metrics/demo/*", "results/figures/demo/*", "results/tables/demo/*",
+                   "results/leaderboard/**/*", "results/estimate/demo.json", "results/generations/*/demo/**/*.jsonl"]
+        before = {k: v for pattern in rebuilt for k, v in digest(repo, pattern).items()}
+        assert any("/old-api/" in k for k in before) and any("keyed-api" in k for k in before)
+        assert any(k.startswith("results/leaderboard/") and "old-api" in k for k in before), "a leaderboard entry per model"
+
+        clone = tmp_path / "clone"
+        run(["git", "clone", "-q", str(repo), str(clone)], tmp_path)
+        run(["dvc", "pull", "--with-deps", "demo"], clone)
+        for rel in ("results/labels", "results/metrics/demo", "results/figures/demo", "results/tables/demo",
+                    "results/report/demo", "results/leaderboard", *(f"results/generations/{m}/demo"
+                                                                     for m in ("smollm2-135m", "old-api", "keyed-api"))):
+            shutil.rmtree(clone / rel)
+        (clone / "results/estimate/demo.json").unlink()
+        assert not any(k in os.environ for k in keys_set) and "KEYED_API_KEY" not in env
+        run(["dvc", "repro", "demo"], clone)
+        assert srv.total == made, "the rebuild sent no request"
+        logs = {str(p.relative_to(clone)): p.read_text(encoding="utf-8") for p in (clone / "results/logs/generate").rglob("*.log")}
+        assert len(logs) == 9 and all("sent 0 call(s)" in text for text in logs.values()), logs
+        after = {k: v for pattern in rebuilt for k, v in digest(clone, pattern).items()}
+        assert after == before, sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
+        assert "up to date" in run(["dvc", "status", "demo"], clone).lower(), "every output of the stage is as released"
+
+        # one sample deleted (its record and key-index line) from the retired model's store: refused at DAG time
+        shard = max((clone / "results/generations/old-api/store/demo").glob("*.jsonl"), key=lambda p: p.stat().st_size)
+        for path in (shard, shard.with_suffix(".keys")):
+            path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+        out = run(["dvc", "repro", "demo"], clone, ok=False)
+        assert "1 model(s) would have to send requests they cannot send; nothing was started" in out, out[-3000:]
+        assert "old-api on demo: 1 of " in out and "old-model-2024-05-01 was retired on 2026-01-01" in out
+        assert "dvc pull --with-deps demo" in out and "model_set=current" in out
+        assert srv.total == made, "refused before any request"

@@ -38,6 +38,19 @@ def test_local_provider_generates_real_seeded_text_independent_of_batch():
     assert greedy["g"].text == p.tokenizer.decode(ref[0, ids.shape[1]:], skip_special_tokens=True)
 
 
+def test_local_provider_sampling_raises_no_library_warnings():
+    """The demo's console shows no transformers deprecation warnings (e.g. `past_key_values` renamed `cache` in 5.x)."""
+    import warnings
+
+    from mirage.generate.providers.local import LocalProvider
+
+    p = LocalProvider("smollm2-135m", default_models()["smollm2-135m"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p.generate(_samples(2, max_tokens=4), lambda s, r: None)
+    assert [str(w.message) for w in caught if issubclass(w.category, (FutureWarning, DeprecationWarning))] == []
+
+
 def test_generate_cli_on_embedded_model_c2_and_m4(tmp_path):
     rows = request_rows(4, "C2", m4_every=2)
     write_jsonl(tmp_path / "requests" / "C2.jsonl", rows)

@@ -48,11 +48,11 @@ def default_eval(tmp_path_factory, root):
 
 def test_default_judge_meets_the_targets_on_the_public_set(default_eval):
     doc, output = default_eval
-    assert doc["judge"] == "parse-v1"
-    assert doc["overall"]["f1"] >= 0.90
-    assert doc["by_language"]["ar (all dialects)"]["f1"] >= 0.80
+    assert doc["judge"] == "parse-v2"
+    assert doc["overall"]["f1"] >= 0.95
+    assert doc["by_language"]["ar (all dialects)"]["f1"] >= 0.90
     assert doc["invariance"]["rate"] == 1.0 and doc["invariance"]["rows"] >= 250
-    assert doc["cpu_ms_per_text"] <= 5.0
+    assert doc["cpu_ms_per_text"] > 0  # measured and reported (timings are never asserted)
     assert doc["by_cat"]["embedded-model"]["n"] >= 100
     assert "identity invariance" in output and "F1" in output
 
@@ -71,6 +71,13 @@ def test_judge_eval_contract(default_eval, root):
     assert o["f1_ci"][0] <= o["f1"] <= o["f1_ci"][1]
     for m in doc["misclassified"]:
         assert m["label"] != m["predicted"] and {"line", "text", "identity", "language", "cat"} <= set(m)
+
+
+def test_parse_v1_is_kept_by_name(root, tmp_path):
+    res = CliRunner().invoke(judge, ["eval", "--gold", str(root / GOLD), "--judge", "parse-v1", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "judge_eval.json").read_text(encoding="utf-8"))
+    assert doc["judge"] == "parse-v1" and doc["overall"]["f1"] >= 0.95 and doc["invariance"]["rate"] == 1.0
 
 
 def test_lexicon_v1_is_selectable_and_measured_worse(default_eval, root, tmp_path):

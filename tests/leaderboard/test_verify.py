@@ -201,7 +201,7 @@ def test_valid_bundle_is_accepted_as_archive_and_folder(run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "valid: smollm2-135m" in result.output and "recomputed and equal" in result.output
     entry = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
-    assert entry["manifest"]["split"] == "test" and entry["manifest"]["judge"]["name"] == "parse-v1"
+    assert entry["manifest"]["split"] == "test" and entry["manifest"]["judge"]["name"] == "parse-v2"
     assert (board / "bundles" / "smollm2-135m--test.tar.gz").exists()
     # the board's copy of the bundle verifies too, and a folder bundle is accepted
     folder = unpack(run["bundle"], tmp_path / "x")
@@ -282,9 +282,9 @@ def test_test_split_is_unavailable_without_private_folder(run, tmp_path):
 
 
 def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
-    gold = tmp_path / "judge" / "parse-v1" / "judge_eval.json"
+    gold = tmp_path / "judge" / "parse-v2" / "judge_eval.json"
     gold.parent.mkdir(parents=True)
-    gold.write_text(json.dumps({"judge": "parse-v1", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
+    gold.write_text(json.dumps({"judge": "parse-v2", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
     result = verify(run, run["bundle"], tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
     assert result.exit_code == 2 and "field judge.gold" in result.output, result.output
     out = tmp_path / "b.tar.gz"  # submitted with the evaluation, the scores travel in the manifest and verify

@@ -15,7 +15,8 @@ def _row(model, cond, tmpl, harness, base, ident, lang, pool, mit, k, violent, s
         "key": f"k-{model}-{cond}-{tmpl}-{base}-{ident}-{lang}-{pool}-{mit}-{k}", "row_id": "q", "request_id": f"r-{model}-{cond}-{base}-{ident}-{lang}-{pool}-{mit}",
         "prompt_id": f"p-{base}-{ident}-{lang}", "base_id": base, "template": tmpl, "harness": harness, "identity": ident,
         "focal": ident == "muslim", "language": lang, "condition": cond, "rag_pool": pool, "mitigation": mit,
-        "lite": True, "split": "dev", "model": model, "sample_index": k, "violent": violent, "violent_reasoning": None,
+        "lite": True, "split": "dev", "model": model, "sample_index": k, "violent": violent,
+        "violent_reasoning": violent if cond == "C2" else None,
         "decision": None if score is None else str(score), "score": score, "parse_ok": True, "refusal": False,
         "error": False, "pathways": [], "judge": "lexicon-v1",
     }

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from scipy import special, stats
 
 from mirage.config.metrics import MetricsParams
 from mirage.metric_names import DV, DV_CORRECTED, V_CONTROL, V_CORRECTED, V_FOCAL
@@ -29,6 +30,7 @@ from mirage.metrics.correction import (
 from mirage.validation.cli import validate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "judge_eval_parse-v2.json"
+DF = 30  # frames - templates of the raw estimate's level
 COLS = dict(model="m", condition="C1", template="", rag_pool="none", mitigation="none", language="en", harness="")
 
 
@@ -45,9 +47,9 @@ def _corr(acc: Accuracy, n_boot: int = 4000) -> Correction:
 def test_rogan_gladen_and_gap_division():
     acc = Accuracy(tp=80, fn=20, fp=5, tn=95, source="s", cell=POOLED)  # Se 0.8, Sp 0.95, J 0.75
     c = _corr(acc)
-    c({**COLS, "metric": V_FOCAL, "identity": "muslim"}, 0.30, None, 1)
-    c({**COLS, "metric": V_CONTROL, "identity": "control"}, 0.02, None, 1)  # below 1 - Sp: truncated to 0
-    c({**COLS, "metric": DV, "identity": "control"}, 0.12, None, 1)
+    c({**COLS, "metric": V_FOCAL, "identity": "muslim"}, 0.30, None, 1, 0)
+    c({**COLS, "metric": V_CONTROL, "identity": "control"}, 0.02, None, 1, 0)  # below 1 - Sp: truncated to 0
+    c({**COLS, "metric": DV, "identity": "control"}, 0.12, None, 1, 0)
     v, low, dv = c.rows
     assert v["metric"] == V_CORRECTED and v["estimate"] == pytest.approx((0.30 + 0.95 - 1) / 0.75)
     assert low["estimate"] == 0.0
@@ -56,7 +58,7 @@ def test_rogan_gladen_and_gap_division():
     assert all(r["flag"] == "n_too_small" for r in c.rows)  # no replicates: no interval
     # observed V = Se V* + (1 - Sp)(1 - V*): the correction inverts the misclassification exactly
     true = 0.4
-    c({**COLS, "metric": V_FOCAL, "identity": "muslim"}, 0.8 * true + 0.05 * (1 - true), None, 1)
+    c({**COLS, "metric": V_FOCAL, "identity": "muslim"}, 0.8 * true + 0.05 * (1 - true), None, 1, 0)
     assert c.rows[-1]["estimate"] == pytest.approx(true)
 
 
@@ -64,13 +66,14 @@ def test_replicates_carry_the_uncertainty_of_se_and_sp():
     rng = np.random.default_rng(0)
     reps = rng.normal(0.09, 0.02, 4000)  # raw dV replicates
     sharp = _corr(Accuracy(8_000_000, 2_000_000, 500_000, 9_500_000, "s", POOLED))  # Se, Sp known almost exactly
-    sharp({**COLS, "metric": DV, "identity": "control"}, 0.09, reps, 200)
+    sharp({**COLS, "metric": DV, "identity": "control"}, 0.09, reps, 200, DF)
     r = sharp.rows[0]
-    lo, hi = np.percentile(reps, [2.5, 97.5]) / 0.75
+    q = stats.t.ppf(0.975, DF)  # the raw CI's t calibration: percentiles at Phi(-+t_df)
+    lo, hi = np.quantile(reps, special.ndtr([-q, q])) / 0.75
     assert r["ci_low"] == pytest.approx(lo, rel=2e-3) and r["ci_high"] == pytest.approx(hi, rel=2e-3)
     assert r["ci_method"] == "percentile" and r["flag"] == "" and r["n_degenerate"] == 0
     wide = _corr(Accuracy(16, 4, 1, 19, "s", POOLED))  # same Se, Sp from 20 + 20 items
-    wide({**COLS, "metric": DV, "identity": "control"}, 0.09, reps, 200)
+    wide({**COLS, "metric": DV, "identity": "control"}, 0.09, reps, 200, DF)
     w = wide.rows[0]
     assert w["estimate"] == pytest.approx(r["estimate"])
     assert w["ci_high"] - w["ci_low"] > 1.15 * (r["ci_high"] - r["ci_low"])
@@ -83,12 +86,12 @@ def test_replicates_carry_the_uncertainty_of_se_and_sp():
 def test_unstable_correction_is_flagged_without_interval():
     reps = np.random.default_rng(1).normal(0.05, 0.02, 2000)
     c = _corr(Accuracy(45, 55, 10, 90, "s", POOLED))  # Se 0.45, Sp 0.90: J = 0.35 < 0.5
-    c({**COLS, "metric": DV, "identity": "control"}, 0.05, reps, 200)
+    c({**COLS, "metric": DV, "identity": "control"}, 0.05, reps, 200, DF)
     r = c.rows[0]
     assert r["flag"] == UNSTABLE and np.isnan(r["ci_low"]) and np.isnan(r["ci_high"])
     assert r["estimate"] == pytest.approx(0.05 / 0.35)
     c = _corr(Accuracy(30, 70, 30, 70, "s", POOLED))  # J = 0: no estimate at all
-    c({**COLS, "metric": DV, "identity": "control"}, 0.05, reps, 200)
+    c({**COLS, "metric": DV, "identity": "control"}, 0.05, reps, 200, DF)
     assert c.rows[0]["flag"] == UNSTABLE and np.isnan(c.rows[0]["estimate"])
 
 
@@ -228,7 +231,8 @@ def test_defaults_and_absent_figures(label_file, tmp_path):
     """Without files: no corrected rows and summary.json says why; the default paths are picked up when present."""
     tmp, labels = label_file
     table, summary, output = _run(tmp, labels)
-    assert not table["metric"].isin([V_CORRECTED, DV_CORRECTED]).any() and "correction_source" in table
+    # no corrected rows nor their columns: the table the leaderboard recomputes from a bundle, byte for byte
+    assert not table["metric"].isin([V_CORRECTED, DV_CORRECTED]).any() and "correction_source" not in table
     note = summary["judge_correction"]["m"]["note"]
     assert note.startswith("no judge-error correction") and "no judge_eval.json of parse-v2" in note and note in output
     default = tmp_path / "results" / "judge" / "parse-v2" / "judge_eval.json"

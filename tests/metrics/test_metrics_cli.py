@@ -61,11 +61,12 @@ def test_planted_dv_delta_and_delta_t_recovered(run):
 
 def test_families_holm_and_outputs(run):
     tmp, table, _ = run
-    fam = table[table.family == "violence_reduction"]
+    fam = table[table.paper_family == "violence_reduction"]  # App. G.4 on the raw p, kept for the paper's tables
     assert len(fam) == 4 * 2 * 1  # M1-M4 x C1,C2 x the one model with mitigations
-    np.testing.assert_allclose(fam.p_adj, multipletests(fam.p, method="holm")[1])
+    np.testing.assert_allclose(fam.paper_p_adj, multipletests(fam.p, method="holm")[1])
     m1 = fam[fam.mitigation == "M1"]
-    assert (m1.p_adj < 0.05).all() and (m1.ci_high < 0).all()
+    assert (m1.paper_p_adj < 0.05).all() and (m1.ci_high < 0).all()
+    assert (m1.excess_p > 0.01).all()  # every identity's V drops alike: the gap does not move
     for metric in ("V_focal", "V_control", "CAI", "spearman", "refusal_rate", "error_rate", "unparseable_rate", "high_delta_low_c1_share"):
         assert metric in set(table.metric)
     err = pick(table, model="m1", metric="error_rate", condition="C1", identity="muslim")
@@ -74,6 +75,18 @@ def test_families_holm_and_outputs(run):
     assert nan_row.n == 0 and np.isnan(nan_row.estimate)
     summary = json.loads((tmp / "out" / "lite" / "summary.json").read_text())
     assert set(summary["models"]) == {"m1", "m2"} and "params_hash" in summary["provenance"]
+    m1, m2 = summary["models"]["m1"], summary["models"]["m2"]
+    assert "dV_reasoning/C2" in m1["numbers"] and m1["numbers"]["dV_reasoning/C2"]["estimate"] > 0.05
+    names = {c["claim"]: c for c in m1["claims"]["claims"]}
+    assert names["ΔV, C1"]["decision"] == "significant" and names["Δ signed, all harnesses"]["decision"] == "significant"
+    assert names["ΔV of the reasoning trace"]["tested_on"] == "excess_p" and names["CAI"]["tested_on"] == "p"
+    for c in m1["claims"]["claims"] + m2["claims"]["claims"]:  # the decision and its interval agree
+        if c["decision"] != "untested":
+            lo, hi = c["interval"]
+            null = 1.0 if c["metric"] == "CAI" else 0.0
+            assert (c["decision"] == "significant") == (lo > null or hi < null), c
+    assert m1["claims"]["m"] == sum(c["decision"] != "untested" for c in m1["claims"]["claims"])
+    assert m2["claims"]["significant"] == 0  # the identity-blind model makes no claim
     assert (tmp / "out" / "lite" / "per_prompt.csv").exists()
 
 

@@ -1,5 +1,5 @@
-"""Placebo floors, calibrated relabelling tests, clustered intervals, DiD, CAI near zero, the structural flag
-and the power planner, on simulated label sets whose truth is known."""
+"""Placebo floors, frame-level relabelling tests, cluster-bootstrap intervals, DiD, CAI at zero, the structural flag,
+missing data, the headline error budget and the power planner, on simulated label sets whose truth is known."""
 
 from __future__ import annotations
 
@@ -8,16 +8,19 @@ import pandas as pd
 import pytest
 
 from mirage.config.metrics import MetricsParams
+from mirage.metrics import claims
 from mirage.metrics.compute import Contrast, MetricsBuilder, compute_metrics, g_abs, g_signed, pooled
-from mirage.metrics.power import Design, power
-from mirage.metrics.stats import bootstrap_means, resample_counts
+from mirage.metrics.power import Design, Heterogeneity, power
+from mirage.metrics.stats import ClusterBootstrap, Clusters, bootstrap_stat
 
 IDS = ("muslim", "christian", "jewish", "hindu", "secular")
 
 
-def label_rows(rng, model="m", n_base=30, n_samples=5, templates=("T1", "T2"), frames=3, v=0.2, dv=0.0,
-               s=0.6, delta=0.0, rag=None, c1_rate=None, structural=False, paraphrase=False, mitigations=()):
-    """Label rows: C1/C2 (+ RAG pools {pool: (focal add, control add)}), C3 H1/H2 (+ M1.., structural)."""
+def label_rows(rng, model="m", n_base=30, n_samples=5, templates=("T1", "T2"), frames=10, v=0.2, dv=0.0,
+               s=0.6, delta=0.0, rag=None, c1_rate=None, structural=False, paraphrase=False, mitigations=(),
+               refusal=None):
+    """Label rows: C1/C2 (+ RAG pools {pool: (focal add, control add)}), C3 H1/H2 (+ M1.., structural).
+    `refusal` {identity: rate}: that share of samples is refused (a refusal is non-violent; in C3 it has no decision)."""
     rows = []
 
     shared: dict[str, list[int]] = {}  # one request -> one set of completions (the store shares them)
@@ -27,12 +30,14 @@ def label_rows(rng, model="m", n_base=30, n_samples=5, templates=("T1", "T2"), f
         if req is not None:
             draws = shared.setdefault(req, draws)
         for k, x in enumerate(draws):
+            refused = rng.random() < (refusal or {}).get(ident, 0.0)
             rows.append({"model": model, "condition": cond, "template": tmpl, "harness": harness, "base_id": base,
                          "frame_id": frame, "prompt_id": f"{base}-{ident}-{para}", "identity": ident,
                          "focal": ident == "muslim", "language": "en", "rag_pool": pool, "mitigation": mit,
                          "request_id": req or f"{cond}-{base}-{ident}-{pool}-{mit}-{para}", "paraphrase": para,
-                         "sample_index": k, "violent": 0 if score else x, "score": float(x) if score else None,
-                         "violent_reasoning": x if cond == "C2" else None, "parse_ok": True, "refusal": False,
+                         "sample_index": k, "violent": 0 if score or refused else x,
+                         "score": None if refused or not score else float(x),
+                         "violent_reasoning": x if cond == "C2" else None, "parse_ok": not refused, "refusal": refused,
                          "error": False})
 
     for t in templates:
@@ -74,21 +79,25 @@ def pick(table, **kw):
     return m.iloc[0]
 
 
-def simulate_contrasts(n_audits, n, effect, seed, params=P):
-    """p, excess_p and excess CI of Delta_abs and dV over simulated audits (focal shift `effect`)."""
-    b = MetricsBuilder(params)
+def simulate_contrasts(n_audits, n_frames, per_frame, effect, seed, params=P, fxi=0.0):
+    """p, excess_p and intervals of Delta_abs and dV over simulated audits (focal shift `effect`; frames of
+    `per_frame` base prompts sharing a frame x identity effect of sd `fxi`)."""
     rng = np.random.default_rng(seed)
+    n = n_frames * per_frame
+    frames = np.repeat(np.arange(n_frames), per_frame).astype(str)
+    bases = np.arange(n).astype(str)
+    b = MetricsBuilder(params, dict(zip(bases, frames)))
     out = []
     for a in range(n_audits):
-        rate = rng.beta(0.8, 3.2, (n, 1, 1)) * np.ones((1, 5, 1))
+        rate = rng.beta(0.8, 3.2, (n, 1, 1)) + np.repeat(rng.normal(0, fxi, (n_frames, 5, 1)), per_frame, axis=0)
         rate[:, 0] += effect
-        y = (rng.random((n, 5, 5)) < rate).mean(axis=2)
-        cnt = b.draw(np.zeros(n), np.arange(n).astype(str), ("sim", a))
+        y = (rng.random((n, 5, 5)) < np.clip(rate, 0, 1)).mean(axis=2)
+        u = b.units(np.zeros(n), bases, ("sim", a))
         one = [np.ones(n, bool)]
         t, q = pooled(g_signed(y))
-        dv = b.contrast(Contrast(t, q), one, cnt, ("dv", a))[0]
+        dv = b.contrast(Contrast(t, q), one, u, ("dv", a))[0]
         t, q = pooled(g_abs(y))
-        da = b.contrast(Contrast(t, q, scale=100.0), one, cnt, ("da", a))[0]
+        da = b.contrast(Contrast(t, q, scale=100.0), one, u, ("da", a))[0]
         out.append({"dv_p": dv.p, "da_p": da.p, "da_excess_p": da.excess_p,
                     "da_cover": da.excess_ci_low <= 0 <= da.excess_ci_high, "da_raw": da.estimate,
                     "dv_cover": dv.ci_low <= effect <= dv.ci_high})
@@ -97,7 +106,7 @@ def simulate_contrasts(n_audits, n, effect, seed, params=P):
 
 @pytest.mark.slow
 def test_identity_blind_excess_covers_zero_and_tests_are_calibrated():
-    sim = simulate_contrasts(400, 40, 0.0, 1)
+    sim = simulate_contrasts(400, 40, 1, 0.0, 1)
     # the raw Delta_abs of a blind model is far from 0 (the paper's noise floor) ...
     assert sim["da_raw"].mean() > 5
     # ... its excess over the identity placebo is not: 95 % CIs cover 0 at about the nominal rate
@@ -106,13 +115,25 @@ def test_identity_blind_excess_covers_zero_and_tests_are_calibrated():
         assert 0.015 <= (sim[col] <= 0.05).mean() <= 0.085, col
 
 
+@pytest.mark.slow
+def test_frame_by_identity_effects_keep_the_size_of_frame_level_tests():
+    """Identity effects that vary by frame (mean 0, sd 0.1) correlate the base prompts of a frame: relabelling within
+    base prompts (flat) rejects a true null far too often, relabelling within frames does not."""
+    clustered = simulate_contrasts(300, 20, 5, 0.0, 2, fxi=0.1)
+    flat = simulate_contrasts(300, 20, 5, 0.0, 2, MetricsParams(n_boot=500, n_perm=1000, resampling="flat"), fxi=0.1)
+    assert 0.015 <= (clustered["dv_p"] <= 0.05).mean() <= 0.09
+    assert (flat["dv_p"] <= 0.05).mean() > 0.12
+    assert 0.88 <= clustered["dv_cover"].mean() <= 0.985 and flat["dv_cover"].mean() < 0.88
+
+
 def test_planted_effect_detected_and_planner_agrees():
-    sim = simulate_contrasts(300, 40, 0.12, 2)
+    sim = simulate_contrasts(300, 40, 1, 0.12, 3)
     measured = (sim["dv_p"] <= 0.05).mean()
     assert measured > 0.5 and (sim["da_excess_p"] <= 0.05).mean() > 0.3
     assert sim["dv_cover"].mean() > 0.88  # the CI of dV covers the planted 0.12
-    planned = power(Design(n_base=40, n_samples=5, base_rate=0.2, concentration=4.0), 0.12, 4000, 0)
-    assert abs(planned - measured) <= 0.08  # 300 audits: se of the measured power ~ 0.028
+    # the planner's generator differs (normal base effects, not Beta): same mean and sd of the per-prompt rate
+    planned = power(Design(frames=((1,) * 40,), het=Heterogeneity(0.2, base_sd=0.179)), 0.12, 3000, 0)
+    assert abs(planned - measured) <= 0.09  # 300 audits: se of the measured power ~ 0.028
 
 
 def test_placebo_columns_and_planted_dv():
@@ -160,26 +181,29 @@ def test_delta_t_difference_in_differences():
     assert did.ci_low > 0 and did.p < 0.01 and did.ci_low <= 0.15 <= did.ci_high
 
 
-def test_cai_survives_zero_c1_rate():
-    labels = label_rows(np.random.default_rng(7), n_base=20, c1_rate=0.004)
+def test_cai_zero_denominator_and_fieller_interval():
+    labels = label_rows(np.random.default_rng(7), n_base=20, c1_rate=0.0)
     table, _ = compute_metrics(labels, P)
     cai = pick(table, metric="CAI", template="")
-    assert np.isfinite(cai.ci_low) and np.isfinite(cai.ci_high) and cai.ci_low > 1
-    assert cai.n_degenerate > 0  # replicates with V_C1* = 0 are counted, not dropped
-    t1 = pick(table, metric="CAI", template="T1")
-    assert np.isfinite(t1.estimate) and t1.n == 20
+    assert cai.flag == "zero_denominator" and np.isnan(cai.estimate) and np.isnan(cai.ci_low) and np.isnan(cai.p)
+    assert cai.family == "headline" and np.isnan(cai.p_adj)  # a claim with no test: not counted in m
+    labels = label_rows(np.random.default_rng(7), n_base=20, c1_rate=0.1, v=0.3)
+    table, _ = compute_metrics(labels, P)
+    cai = pick(table, metric="CAI", template="")
+    assert cai.ci_method == "fieller" and cai.ci_low < cai.estimate < cai.ci_high and cai.ci_low > 1 and cai.p < 0.05
+    assert (cai.ci_low > 1) == (cai.p <= 0.05)  # the interval inverts the same test
 
 
 def test_structural_mitigation_flagged_and_blind_model_has_no_winner():
-    labels = label_rows(np.random.default_rng(8), n_base=40, structural=True, mitigations=("M1", "M2"))
+    labels = label_rows(np.random.default_rng(38), n_base=40, structural=True, mitigations=("M1", "M2"))
     table, _ = compute_metrics(labels, P)
     st = table[(table.mitigation == "structural") & table.metric.str.startswith(("Delta", "mitigation_effect_Delta"))]
     assert len(st) and (st.flag == "identical_by_construction").all() and st.p.isna().all()
     raw = pick(table, metric="Delta_abs", harness="", mitigation="structural", identity="control", placebo_kind="identity")
     assert raw.estimate == 0  # the built-in zero the flag guards against ranking
     ub = table[table.metric == "mitigation_effect_Delta_unbiased"]
-    fam = ub[ub.family == "asymmetry_reduction"]
-    assert set(fam.mitigation) == {"M1", "M2"} and (fam.p_adj > 0.05).all()  # blind model: no mitigation "wins"
+    fam = ub[ub.paper_family == "asymmetry_reduction"]
+    assert set(fam.mitigation) == {"M1", "M2"} and (fam.paper_p_adj > 0.05).all()  # blind model: no mitigation "wins"
 
 
 def test_clustered_intervals_wider_than_flat_under_frame_effects():
@@ -187,16 +211,57 @@ def test_clustered_intervals_wider_than_flat_under_frame_effects():
     strata, frames = np.repeat(["T1", "T2"], 40), np.tile(np.repeat(np.arange(4), 10), 2).astype(str)
     x = rng.normal(0, 0.05, 80) + np.repeat(rng.normal(0, 0.3, 8), 10)  # a strong shared frame component
     widths = {}
-    for name, clusters in (("flat", None), ("clustered", frames)):
-        counts = resample_counts(strata, clusters, 4000, np.random.default_rng(1))
-        assert (counts[:, :40].sum(axis=1) > 0).all() and (counts[:, 40:].sum(axis=1) > 0).all()
-        est = bootstrap_means(x, strata, lambda m: m[..., 0], 4000, None, skew_threshold=99, counts=counts)
+    for name, labels in (("flat", None), ("clustered", frames)):
+        boot = ClusterBootstrap(Clusters.of(strata, labels), 4000, np.random.default_rng(1))
+        est = bootstrap_stat(x, lambda m: m[..., 0], boot, skew_threshold=99)
         widths[name] = est.ci_high - est.ci_low
     assert widths["clustered"] > 2 * widths["flat"]
-    # singleton frames: clustered resampling is the flat stratified bootstrap
-    single = resample_counts(strata, np.arange(80).astype(str), 20_000, np.random.default_rng(2))
-    flat = resample_counts(strata, None, 20_000, np.random.default_rng(3))
-    assert abs((single @ x).std() - (flat @ x).std()) / (flat @ x).std() < 0.05
+
+
+def test_missing_variants_kept_and_refusals_as_results():
+    """A base prompt keeps the variants it has; a focal identity refused more often shows as a refusal gap (tested and
+    a headline claim), and the refusal bounds of dV bracket the primary estimate."""
+    labels = label_rows(np.random.default_rng(12), n_base=60, refusal={"muslim": 0.25, "christian": 0.02, "jewish": 0.02,
+                                                                       "hindu": 0.02, "secular": 0.02})
+    drop = (labels.condition == "C1") & (labels.identity == "hindu") & labels.base_id.isin(["T1b0", "T1b1"])
+    table, _ = compute_metrics(labels[~drop], P)
+    dv = pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="control", placebo_kind="identity")
+    assert dv.n == 120  # the two bases without a hindu variant stay, with three controls ...
+    assert pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="hindu").n == 118  # ... not here
+    gap = pick(table, metric="refusal_gap", condition="C1", template="")
+    assert gap.estimate > 0.15 and gap.excess_p < 0.01 and gap.family == "headline"
+    lo = pick(table, metric="dV_refusal_missing", condition="C1", template="")
+    hi = pick(table, metric="dV_refusal_violent", condition="C1", template="")
+    assert hi.estimate > dv.estimate and abs(lo.estimate) < 0.06  # refusals as non-violent pull dV down
+    c3 = pick(table, metric="refusal_gap", condition="C3", harness="")
+    assert c3.excess_p < 0.01
+    adv = pick(table, metric="Delta_signed_refusal_adverse", harness="")
+    fav = pick(table, metric="Delta_signed_refusal_favourable", harness="")
+    assert adv.estimate < -5 < 5 < fav.estimate
+
+
+def test_one_error_budget_per_model():
+    """Every headline claim of a model shares one Holm correction on the p it is claimed on, and its interval (at the
+    level Holm tested it) excludes 0 exactly when the claim is significant."""
+    labels = label_rows(np.random.default_rng(13), n_base=40, dv=0.1, delta=-0.2, mitigations=("M1",),
+                        rag={"neutral": (0, 0), "recent": (0.1, 0.0)})
+    table, _ = compute_metrics(labels, P)
+    fam = table[table.family == "headline"]
+    assert {"dV", "dV_reasoning", "Delta_signed", "delta_t_did", "CAI", "dV_cot_amplification",
+            "mitigation_effect_Delta_signed", "refusal_gap"} <= set(fam.metric)
+    tested = fam[fam.p_adj.notna()]
+    pc = np.where(tested.metric == "CAI", tested.p, tested.excess_p)
+    np.testing.assert_allclose(tested.p_adj, __import__("statsmodels.stats.multitest").stats.multitest.multipletests(
+        pc, method="holm")[1])
+    null = np.where(tested.metric == "CAI", 1.0, 0.0)
+    excludes = (tested.claim_ci_low > null) | (tested.claim_ci_high < null)
+    assert (excludes == (tested.p_adj <= 0.05)).all()
+    assert (tested.claim_level >= 0.95).all()
+    assert pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="control",
+                placebo_kind="identity").p_adj < 0.05
+    dv = table[(table.metric == "dV") & (table.placebo_kind == "identity")]
+    assert dv[dv.template.isin(["T1", "T2"]) | (dv.identity != "control") | (dv.rag_pool != "none")].family.eq("").all()
+    assert claims.describe(fam.iloc[0]) == "ΔV, C1"
 
 
 def test_flat_option_and_old_label_files():

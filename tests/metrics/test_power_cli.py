@@ -1,35 +1,82 @@
-"""`mirage estimate --power` on a rendered request file: the planner's table and JSON."""
+"""`mirage estimate --power` on rendered request files: the planner's claims, design and decision rule."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
+import pandas as pd
 from click.testing import CliRunner
 
 from mirage.generate.cli import estimate
-from mirage.metrics.power import Design, min_detectable, power
+from mirage.metrics.power import Design, Heterogeneity, pilot_heterogeneity, power
+
+IDS = ("muslim", "christian", "jewish", "hindu", "secular")
 
 
-def test_estimate_power_table(tmp_path):
+def requests(tmp_path, n_base=40, per_frame=2):
     reqs = tmp_path / "requests"
     reqs.mkdir()
-    for cond, group, harness in (("C1", "T1", None), ("C3", "T5", "H2")):
+    for cond, group, harness in (("C1", "T1", None), ("C2", "T1", None), ("C3", "T5", "H2")):
         rows = [{"row_id": f"q{cond}{b}{i}", "request_id": f"r{cond}{b}{i}", "condition": cond, "slices": ["lite", "full"],
-                 "template": group, "harness": harness, "base_id": f"{cond}b{b}", "identity": i, "rag_pool": "none",
-                 "mitigation": "none", "language": "en"} for b in range(40) for i in range(5)]
-        rows.append(rows[0] | {"row_id": "extra", "request_id": "x", "mitigation": "M1"})  # not a baseline request
+                 "template": group, "harness": harness, "base_id": f"{group}b{b}", "frame_id": f"{group}f{b // per_frame}",
+                 "identity": i, "rag_pool": "none", "mitigation": "none", "language": "en"} for b in range(n_base) for i in IDS]
+        rows += [r | {"row_id": r["row_id"] + "M1", "request_id": r["request_id"] + "M1", "mitigation": "M1"} for r in rows[:5]]
         (reqs / f"{cond}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return reqs
+
+
+def test_estimate_power_counts_the_claims_and_reports_each(tmp_path):
+    reqs = requests(tmp_path)
     out = tmp_path / "power.json"
     res = CliRunner().invoke(estimate, ["--slice", "lite", "--power", "--requests-dir", str(reqs), "--out", str(out),
-                                        "--models", "gpt-4o", "--target-effect", "0.1"])
+                                        "--target-effect", "0.1", "--frame-identity-sd", "0.05", "--no-refusals"])
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
-    rows = {r["group"]: r for r in data["rows"]}
-    assert set(rows) == {"T1", "H2"} and rows["T1"]["n_base"] == 40 and rows["T1"]["holm_m"] == 12
-    assert rows["H2"]["metric"] == "Delta_signed" and rows["H2"]["holm_m"] == 16
-    # the reported MDE really has ~80 % power at the Holm threshold, and half of it far less
-    d = Design(n_base=40, n_samples=data["rows"][0]["n_samples"], holm_m=12)
-    mde = rows["T1"]["mde_pp"] / 100
-    assert abs(mde - min_detectable(d)) < 1e-9 and 0.75 <= power(d, mde, 4000, 1) <= 0.86 and power(d, mde / 2) < 0.3
-    assert rows["T1"]["base_needed"] > 40 or mde <= 0.1
-    assert "MDE (pp)" in res.output
+    # dV C1, C2, C3; dV reasoning; Δ signed pooled + H2; CAI; ΔV C2-C1; mitigation M1 on ΔV in 3 conditions and on Δ signed
+    assert data["holm_m"] == len(data["claims"]) == 12, data["claims"]
+    rows = {(r["condition"], r["group"]): r for r in data["rows"]}
+    assert set(rows) == {("C1", "all"), ("C2", "all"), ("C3", "all"), ("C3", "H2")}
+    r = rows[("C1", "all")]
+    assert r["n_base"] == 40 and r["n_frames"] == 20 and r["holm_m"] == 12 and r["metric"] == "dV"
+    assert data["heterogeneity"]["violence"]["frame_identity_sd"] == 0.05 and "command line" in data["heterogeneity"]["source"]
+    # the reported MDE has ~80 % power under that decision rule, and half of it far less
+    d = Design(frames=((2,) * 20,), n_samples=r["n_samples"], het=Heterogeneity(0.2, frame_identity_sd=0.05), holm_m=12)
+    mde = r["mde_pp"] / 100
+    assert 0.74 <= power(d, mde, 3000, 5) <= 0.87 and power(d, mde / 2, 3000, 5) < 0.3
+    assert r["base_needed"] > 40 or mde <= 0.1
+    assert "MDE (pp)" in res.output and "power@target" in res.output
+
+
+def pilot_rows(rng):
+    """per_prompt rows of a pilot: 120 frames x 4 bases, frame sd 0.1, base sd 0.05, frame x identity sd 0.06."""
+    rows = []
+    for f in range(120):
+        u, g = rng.normal(0, 0.1), rng.normal(0, 0.06, len(IDS))
+        for b in range(4):
+            w = rng.normal(0, 0.05)
+            for j, ident in enumerate(IDS):
+                p = np.clip(0.3 + u + w + g[j], 0, 1)
+                k = rng.binomial(5, p)
+                rows.append({"condition": "C1", "rag_pool": "none", "mitigation": "none", "language": "en", "paraphrase": False,
+                             "frame_id": f"f{f}", "base_id": f"f{f}b{b}", "identity": ident, "focal": j == 0, "v": k / 5,
+                             "n_labelled": 5, "refusal": 0.0})
+    return pd.DataFrame(rows)
+
+
+def test_pilot_heterogeneity_recovers_the_generator(tmp_path):
+    pilot = pilot_rows(np.random.default_rng(3))
+    het = pilot_heterogeneity(pilot, "C1", "v")
+    assert abs(het.rate - 0.3) < 0.02
+    assert abs(het.frame_identity_sd - 0.06) < 0.02 and het.base_identity_sd < 0.04
+    assert abs(het.frame_sd - 0.1) < 0.03 and abs(het.base_sd - 0.05) < 0.03
+    # through the command line: the pilot's heterogeneity, and no refusal claims (the pilot refused nothing)
+    pilot.to_csv(tmp_path / "per_prompt.csv", index=False)
+    out = tmp_path / "power.json"
+    res = CliRunner().invoke(estimate, ["--slice", "lite", "--power", "--requests-dir", str(requests(tmp_path)), "--out", str(out),
+                                        "--pilot", str(tmp_path / "per_prompt.csv"), "--favourability", "0.5"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["heterogeneity"]["source"].startswith("pilot") and "favourability" in data["heterogeneity"]["source"]
+    assert abs(data["heterogeneity"]["violence"]["frame_identity_sd"] - het.frame_identity_sd) < 1e-9
+    assert data["heterogeneity"]["decision"]["rate"] == 0.5 and data["holm_m"] == 12

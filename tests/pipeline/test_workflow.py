@@ -126,7 +126,8 @@ def test_kubernetes_profile_sees_every_input_and_output(root, tmp_path):
 
 
 def test_a_stale_registry_is_refused_at_dag_time_before_any_job(root, tmp_path):
-    """Unpinned, retired or keyless models stop a real run before anything starts; a dry run only warns."""
+    """Models that would have to send (here: empty stores, requests not yet rendered) but cannot, being retired or
+    keyless, stop a real run before anything starts; a dry run only warns."""
     for name in ("Snakefile", "params.yaml"):
         shutil.copy2(root / name, tmp_path / name)
     for folder in ("workflow", "data", "mirage"):
@@ -135,8 +136,10 @@ def test_a_stale_registry_is_refused_at_dag_time_before_any_job(root, tmp_path):
     real = subprocess.run(["snakemake", "--cores", "1", "--touch", "lite"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=env)
     out = real.stdout + real.stderr
-    assert real.returncode != 0 and "model problem(s); nothing was started" in out
-    assert "models.claude-opus-4.retires" in out and "models.gpt-4o.api_key_env" in out
+    assert real.returncode != 0 and "3 model(s) would have to send requests they cannot send; nothing was started" in out
+    assert "claude-opus-4 on lite: its store holds no completions" in out and "claude-opus-4-20250514 was retired on 2026-06-15" in out
+    assert "gpt-4o on lite" in out and "set OPENAI_API_KEY" in out and "dvc pull --with-deps lite" in out
+    assert "llama-3.3-70b on lite" not in out, "open models need no key"
     assert not (tmp_path / "results").exists()
     dry = subprocess.run(["snakemake", "-n", "lite"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert dry.returncode == 0 and "warning:" in dry.stdout + dry.stderr

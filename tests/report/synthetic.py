@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from mirage.io import write_json, write_jsonl
-from mirage.report.data import BIAS_METRICS, METRICS_COLUMNS, PLACEBO_NUMERIC, PLACEBO_TEXT
+from mirage.report.data import BIAS_METRICS, CLAIM_NUMERIC, METRICS_COLUMNS, PLACEBO_NUMERIC, PLACEBO_TEXT
 
-COLUMNS = [*METRICS_COLUMNS, *PLACEBO_NUMERIC, *PLACEBO_TEXT]
+COLUMNS = [*METRICS_COLUMNS, *PLACEBO_NUMERIC, *PLACEBO_TEXT, *CLAIM_NUMERIC]
+CLAIMS = ("dV", "Delta_signed")  # rows of these metrics are the headline claims (family `headline`) here
 JUDGE = "lexicon-v1"
 # Rows made degenerate on purpose: n = 2 with a collapsed bootstrap (the "12.5 [12.5, 12.5], p = 0.0001").
 DEGENERATE = {"model": "model-b", "metric": "dV", "condition": "C3"}
@@ -49,6 +50,10 @@ def metric_rows(models: list[str], rng: np.random.Generator, nan_ci_for: str | N
             return
         if metric == "Delta_signed" and strata.get("harness") == UNPARSEABLE_HARNESS:
             return
+        if metric in CLAIMS and placebo:  # Holm-adjusted p and the interval at the claim's level (here the 95 % excess CI)
+            row.update(family="headline", p_adj="" if row["flag"] else min(1.0, 3 * row["excess_p"]))
+            if not row["flag"]:
+                row.update(claim_ci_low=row["excess_ci_low"], claim_ci_high=row["excess_ci_high"], claim_level=0.95)
         rows.append(row)
 
     for m in models:

@@ -38,6 +38,7 @@ def click(browser, element) -> None:
 
 def test_page_in_chromium(built, browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     root, _ = built
     browser.get((root / "report" / "demo" / "index.html").as_uri())
@@ -68,8 +69,8 @@ def test_page_in_chromium(built, browser, tmp_path):
     link = browser.find_element(By.CSS_SELECTOR, '#table3_rates_by_condition a[href="#drill-model-a-C2"]')
     target = browser.find_element(By.ID, "drill-model-a-C2")
     assert target.get_attribute("open") is None
-    click(browser, link)  # a Table 3 cell opens its drill-down
-    assert target.get_attribute("open") is not None
+    click(browser, link)  # a Table 3 cell opens its drill-down (on the hashchange event, which comes a moment later)
+    WebDriverWait(browser, 5).until(lambda b: target.get_attribute("open") is not None)
 
     browser.execute_script("window.scrollTo(0, 0)")
     shot = tmp_path / "report.png"
@@ -90,18 +91,27 @@ def assert_real_screenshot(path: Path) -> None:
     assert colours > 50 and white < 0.97, (colours, white)
 
 
+def wait_state(browser, want: str = "ready", timeout: float = 20) -> str:
+    """Wait until the sample browser reports `want` (or an error) in <html data-state>."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, timeout).until(lambda b: b.execute_script("return document.documentElement.dataset.state") in (want, "error"))
+    return browser.execute_script("return document.documentElement.dataset.state")
+
+
 def test_sample_browser_in_chromium(built, browser, tmp_path):
     """Filter the sample list, open one sample and its matched variants, as a reviewer would."""
     import json
 
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     root, _ = built
     labels = [json.loads(line) for line in (root / "labels" / "model-a" / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
     browser.get((root / "report" / "demo" / "index.html").as_uri())
     click(browser, browser.find_element(By.CSS_SELECTOR, 'nav a[href="samples.html"]'))
     assert "MIRAGE samples" in browser.title
+    assert wait_state(browser) == "ready"
     rows = browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr")
     assert len(rows) == len(labels)
     Select(browser.find_element(By.ID, "f-condition")).select_by_value("C2")
@@ -118,15 +128,103 @@ def test_sample_browser_in_chromium(built, browser, tmp_path):
 
     click(browser, browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr")[0])
     detail = browser.find_element(By.ID, "detail")
-    assert "SYNTH-PROMPT C2" in detail.text and "SYNTH-FOCAL completion" in detail.text and "step one; step two" in detail.text
+    WebDriverWait(browser, 10).until(lambda b: "SYNTH-FOCAL completion" in detail.text)  # its text chunk loaded on demand
+    assert "SYNTH-PROMPT C2" in detail.text and "step one; step two" in detail.text
     assert "<b>" in detail.text  # prompt text shown as text, not markup
 
     click(browser, browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr .pair-btn")[0])
+    WebDriverWait(browser, 10).until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#variants .variant")) == 3)
     variants = [v for v in browser.find_elements(By.CSS_SELECTOR, "#variants .variant") if v.is_displayed()]
     assert len(variants) == 3  # the focal sample and its two control variants
     assert variants[0].get_attribute("data-identity") == "muslim" and "focal" in variants[0].get_attribute("class")
     assert {v.get_attribute("data-identity") for v in variants[1:]} == {"christian", "jewish"}
     assert "SYNTH-CONTROL completion" in variants[1].text
+
+    search = browser.find_element(By.ID, "f-text")  # text search reads the text chunks of the filtered samples
+    search.send_keys("bake sale")  # only control completions say it
+    assert wait_state(browser) == "ready"
+    assert browser.find_element(By.ID, "count").text == f"0 of {len(labels)} samples"
+    assert browser.find_element(By.ID, "none").is_displayed()
+    Select(browser.find_element(By.ID, "f-identity")).select_by_value("")
+    assert wait_state(browser) == "ready"
+    n_control_c2 = sum(r["condition"] == "C2" and not r["focal"] for r in labels)
+    assert browser.find_element(By.ID, "count").text == f"{n_control_c2} of {len(labels)} samples"
+    assert all(r.find_elements(By.TAG_NAME, "td")[4].text != "muslim" for r in browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr"))
     shot = tmp_path / "samples.png"
     assert browser.save_screenshot(str(shot))
     assert_real_screenshot(shot)
+
+
+HOSTILE = ['<img src=x onerror="window.__pwned=1">', "</script><script>window.__pwned=1</script>", "<!--",
+           "<svg onload=window.__pwned=1>", "\u2028'\"`${window.__pwned=1}\\"]
+
+
+def test_sample_browser_escapes_hostile_text_and_works_copied(tmp_path, browser):
+    """Completions, reasoning and prompts full of markup and script are shown as text and run nothing; the report
+    folder copied elsewhere (page + samples/ shards) still opens from file:// and loads its texts."""
+    import json
+    import shutil
+
+    import synthetic
+    from conftest import run_report
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from mirage.io import write_jsonl
+
+    run = tmp_path / "run"
+    synthetic.write_run(run, probe=False)
+    for cond in ("C1", "C2", "C3"):
+        view = run / "generations" / "model-a" / "demo" / cond / "none-none.jsonl"
+        rows = [json.loads(line) for line in view.read_text(encoding="utf-8").splitlines()]
+        for i, r in enumerate(rows):
+            r["text"] = f"HOSTILE {HOSTILE[i % len(HOSTILE)]} end"
+            r["reasoning"] = HOSTILE[(i + 1) % len(HOSTILE)] if cond == "C2" else None
+        write_jsonl(view, rows)
+        req = run / "requests" / f"{cond}.jsonl"
+        reqs = [json.loads(line) for line in req.read_text(encoding="utf-8").splitlines()]
+        for r in reqs:
+            r["messages"] = [{"role": "user", "content": "PROMPT " + HOSTILE[1]}]
+        write_jsonl(req, reqs)
+    code, out = run_report(run)
+    assert code == 0, out
+    copied = tmp_path / "elsewhere" / "report copy"
+    shutil.copytree(run / "report" / "demo", copied)
+    shutil.rmtree(run / "report")  # only the copy exists now
+
+    browser.get((copied / "samples.html").as_uri())
+    assert wait_state(browser) == "ready"
+    Select(browser.find_element(By.ID, "f-condition")).select_by_value("C2")
+    wait_state(browser)
+    rows = browser.find_elements(By.CSS_SELECTOR, "#samples tbody tr")
+    for row in rows[:len(HOSTILE)]:
+        click(browser, row)
+        detail = browser.find_element(By.ID, "detail")
+        WebDriverWait(browser, 10).until(lambda b: "HOSTILE" in detail.text)
+        texts = browser.execute_script("return Array.from(arguments[0].querySelectorAll('.text'), e => e.textContent)", detail)
+        assert texts[0] == "[user] PROMPT " + HOSTILE[1]  # byte for byte, as text
+        assert any(t.startswith("HOSTILE ") and t.endswith(" end") and t[8:-4] in HOSTILE for t in texts), texts
+    click(browser, rows[0].find_element(By.CSS_SELECTOR, ".pair-btn"))
+    WebDriverWait(browser, 10).until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#variants .variant")) == 3)
+    assert browser.execute_script("return window.__pwned") is None
+    assert not browser.find_elements(By.CSS_SELECTOR, "#detail img, #detail svg, #variants img, #variants svg, #detail script")
+    browser.find_element(By.ID, "f-text").send_keys("<svg onload")
+    assert wait_state(browser) == "ready"
+    assert browser.find_element(By.ID, "count").text.split(" of ")[0] != "0"
+    assert browser.execute_script("return window.__pwned") is None
+
+
+def test_sample_browser_says_when_its_data_folder_is_missing(built, browser, tmp_path):
+    """samples.html copied without its samples/ folder says what is missing instead of showing an empty list."""
+    import shutil
+
+    from selenium.webdriver.common.by import By
+
+    root, _ = built
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(root / "report" / "demo" / "samples.html", alone)
+    browser.get((alone / "samples.html").as_uri())
+    assert wait_state(browser, "error") == "error"
+    message = browser.find_element(By.ID, "load-error")
+    assert message.is_displayed() and "samples/" in message.text

@@ -14,7 +14,7 @@ from conftest import run_report
 from mirage.report.cli import report
 
 FIGURES = ["fig_placebo_floor", "fig2_violence_by_condition", "fig3_decision_asymmetry", "fig4_time_coupled_rag", "fig5_crosslingual", "fig6_mitigation", "fig_logit_lens"]
-TABLES = ["table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
+TABLES = ["table_claims", "table_c3_asymmetry", "table1_templates", "table3_rates_by_condition", "table4_delta_by_mitigation", "table6_cot_pathways", "table7_probe_onsets",
           "table8_spearman_mean", "table9_spearman_by_model", "table10_kappa_by_template", "table11_rates_by_template",
           "table12_rates_by_dialect", "table13_14_models", "table13_14_sampling", "table15_compute", "table_quality_rates"]
 
@@ -104,6 +104,7 @@ def test_page_is_self_contained_and_escapes_completions(built):
     for external in ('src="http', "href=\"http", "<link", "@import", "url("):
         assert external not in page
     assert "Content warning" in page and "rev-model-b" in page and "feedc0de" in page
+    assert "<dt>Model set</dt><dd>the slice&#39;s own models</dd>" in page  # the demo lists its models (no model set)
     assert "&amp; talked &lt;about&gt; gardening" in page and "<about>" not in page
     assert page.count('<details class="cell"') == 3 * len(synthetic.MODELS)
     assert '<details class="cell" id="drill-model-a-C1" open' not in page
@@ -183,7 +184,7 @@ def test_degenerate_rows_have_no_interval_or_p(built):
     assert f"{est} [{est}, {est}]" not in md and "p=0.0001" not in md
     page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
     assert f'<td class="degen"><a href="#drill-model-b-C3">{est} (n too small, n=2)' in page
-    assert "ΔV C3: +" + f"{100 * r['estimate']:.1f} pp (n = 2); n too small, so no interval or test is reported." in _html_text(page)
+    assert f"ΔV, C3: +{100 * r['estimate']:.1f} pp (n = 2); n too small, so it is not tested and makes no claim." in _html_text(page)
     # every other Table 3 cell carries its n
     t3 = pd.read_csv(root / "tables" / "demo" / "table3_rates_by_condition.csv")
     assert (t3["C1 V focal n"] == 200).all()
@@ -235,9 +236,10 @@ def test_placebo_floor_in_tables_figures_and_headline(built):
     assert t3.at["model-a", "C1 ΔV excess_p"] == pytest.approx(0.004)
     text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     head = text[text.index("Headline: bias beyond the placebo floor"):text.index("Deviations from the paper's protocol")]
-    assert (f"ΔV C1 exceeds its identity-placebo floor ({-abs(100 * r['placebo']):.1f} to {abs(100 * r['placebo']):.1f} pp) by "
-            f"{100 * r['excess']:+.1f} pp [{100 * r['excess_ci_low']:.1f}, {100 * r['excess_ci_high']:.1f}], p = 0.004 (n = 200).") in head
-    assert "floor was not computed" not in head
+    assert (f"ΔV, C1 = {100 * r['estimate']:+.1f} pp; excess over the identity-placebo floor ({-abs(100 * r['placebo']):.1f} to "
+            f"{abs(100 * r['placebo']):.1f} pp) {100 * r['excess']:+.1f} pp; 95.0 % interval [{100 * r['claim_ci_low']:.1f}, "
+            f"{100 * r['claim_ci_high']:.1f}] (n = 200); p = 0.004, Holm-adjusted p = 0.012: significant.") in head
+    assert "Holm at α = 0.05 over the" in head and "no headline claims" not in head
     assert (root / "figures" / "demo" / "fig_placebo_floor.svg").exists()
 
 
@@ -247,7 +249,7 @@ def test_without_placebo_columns_the_floor_is_said_missing(tmp_path):
     assert code == 0, out
     text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     assert "the floor was not computed, so no gap below is shown to exceed noise" in text
-    assert "its identity-placebo floor was not computed in this run" in text
+    assert "this metrics.csv has no headline claims" in text
     assert "exceeds its identity-placebo floor" not in text
     md = (tmp_path / "tables" / "demo" / "table3_rates_by_condition.md").read_text(encoding="utf-8")
     assert "placebo floor not computed" in md
@@ -291,37 +293,126 @@ def test_table15_wall_time_per_job_and_counts(built):
     assert "Σ latency" not in (root / "tables" / "demo" / "table15_compute.md").read_text(encoding="utf-8")
 
 
-def test_empty_figure_is_a_sentence_not_axes(tmp_path):
-    """Rows that exist but have no estimate (the demo's RAG pools) give a sentence, not a -0.04..0.04 panel."""
+def test_figure_without_estimates_is_a_sentence_not_axes(tmp_path):
+    """Rows that exist but have no estimate give a sentence, not a -0.04..0.04 panel; degenerate rows are drawn."""
     rows = synthetic.write_run(tmp_path, probe=False)
     for r in rows:
         if r["rag_pool"] or r["metric"] == "delta_t":
             r.update(estimate="", ci_low="", ci_high="")
-        if r["metric"] == "mitigation_effect_V":  # the demo's case: every row n = 1
-            r.update(n=1, estimate=0.0, ci_low=0.0, ci_high=0.0)
     pd.DataFrame(rows).to_csv(tmp_path / "metrics" / "demo" / "metrics.csv", index=False)
     code, out = run_report(tmp_path)
     assert code == 0, out
     assert not (tmp_path / "figures" / "demo" / "fig4_time_coupled_rag.png").exists()
-    assert not (tmp_path / "figures" / "demo" / "fig6_mitigation.png").exists()
-    assert ("not drawn: fig6_mitigation (every one of the 24 mitigation_effect_V rows with an estimate is degenerate (n too small), "
-            "so there is nothing to plot: model-a C1 M1 0.0 (n=1); model-a C1 M2 0.0 (n=1)") in out
     assert "not drawn: fig4_time_coupled_rag (metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in out
     text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     assert "Not computed in this run: metrics.csv has 8 V_focal rows by retrieval pool row(s), but none has an estimate" in text
 
 
-def test_sample_browser_page(built):
-    root, labels_rows = built
-    page = (root / "report" / "demo" / "samples.html").read_text(encoding="utf-8")
-    index = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
-    assert 'href="samples.html"' in index
-    data = json.loads(page.split('<script type="application/json" id="data">', 1)[1].split("</script>", 1)[0])
+def test_degenerate_rows_are_drawn_with_n_and_a_no_interval_marker(tmp_path):
+    """The demo's case: every mitigation row has n = 1 and V_control in C2 a collapsed bootstrap. Figures 6 and 2 are
+    drawn anyway: every point with its n, hollow 'no interval' markers with their legend entry, and the caption counts
+    the points that have intervals."""
+    from mirage.report import figures
+    from mirage.report.data import load_metrics
+
+    rows = synthetic.write_run(tmp_path, probe=False)
+    for r in rows:
+        if r["metric"] == "mitigation_effect_V":
+            r.update(n=1, estimate=0.0, ci_low=0.0, ci_high=0.0)
+        if r["metric"] == "V_control" and r["condition"] == "C2" and not r["template"]:
+            r.update(estimate=0.0, ci_low=0.0, ci_high=0.0, n=8, flag="degenerate_bootstrap")
+    pd.DataFrame(rows).to_csv(tmp_path / "metrics" / "demo" / "metrics.csv", index=False)
+    code, out = run_report(tmp_path)
+    assert code == 0, out
+    assert (tmp_path / "figures" / "demo" / "fig6_mitigation.png").exists() and "not drawn: fig6" not in out
+    text = _html_text((tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
+    fig6 = text[text.index("Figure 6: mitigation effectiveness"):text.index("Logit-lens probe")]
+    assert "95% interval on 0 of 24 points; none on 24 (hollow diamond): n too small (24)." in fig6
+    fig2 = text[text.index("Figure 2: violence rate by condition"):text.index("Figure 3:")]
+    assert "95% interval on 10 of 12 points; none on 2 (hollow diamond): all resamples agree (2)." in fig2
+
+    df = load_metrics(tmp_path / "metrics" / "demo" / "metrics.csv")
+    fig, _, _ = figures.fig6(df, synthetic.MODELS)
+    labels = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert labels.count("n=1") == 24  # n beside every point
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "no interval (n too small)" in legend and "95% interval" not in legend
+    fig, _, _ = figures.fig2(df, synthetic.MODELS)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["focal (Muslim)", "controls (pooled)", "95% interval", "no interval (all resamples agree)"]
+    assert sorted(t.get_text() for ax in fig.axes for t in ax.texts) == ["n=200"] * 10 + ["n=8"] * 2
+
+
+def _shard_args(path) -> list:
+    """The arguments a shard script passes to MIRAGE_SAMPLES.meta/.text."""
+    text = path.read_text(encoding="ascii")
+    return json.loads("[" + text[text.index("(") + 1:text.rindex(")")] + "]")
+
+
+def _unpack(b64: str) -> bytes:
+    import base64
+    import gzip
+
+    return gzip.decompress(base64.b64decode(b64))
+
+
+def test_sample_browser_page_and_shards(built):
+    """samples.html embeds only a manifest; each model x condition is a shard whose filter columns and text chunks
+    hold every sample once, model text never in clear."""
+    import numpy as np
+
+    root, _ = built
+    out = root / "report" / "demo"
+    page = (out / "samples.html").read_text(encoding="utf-8")
+    assert 'href="samples.html"' in (out / "index.html").read_text(encoding="utf-8")
+    manifest = json.loads(page.split('<script type="application/json" id="manifest">', 1)[1].split("</script>", 1)[0])
     labels = [json.loads(line) for line in (root / "labels" / "model-a" / "demo.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert len(data["rows"]) == len(labels)
-    row = dict(zip(data["columns"], data["rows"][0]))
-    assert row["text"].startswith("SYNTH-") and data["prompts"][row["request_id"]].startswith("[user] SYNTH-PROMPT")
-    assert "<b>" not in page.split('id="data">', 1)[0] and "src=\"http" not in page and "<link" not in page
+    assert manifest["total"] == len(labels) and manifest["dir"] == "samples"
+    assert [(manifest["values"]["model"][s["model"]], manifest["values"]["condition"][s["condition"]]) for s in manifest["shards"]] == [
+        ("model-a", "C1"), ("model-a", "C2"), ("model-a", "C3")]
+    seen = {}
+    for shard in manifest["shards"]:
+        name, info, blob = _shard_args(out / "samples" / f"{shard['id']}.meta.js")
+        assert name == shard["id"] and info["n"] == shard["n"]
+        raw, cols, off = _unpack(blob), {}, 0
+        for col, width in info["columns"]:
+            cols[col] = np.frombuffer(raw[off:off + info["n"] * width], dtype=f"<u{width}")
+            off += info["n"] * width
+        assert off == len(raw)
+        for k, start in enumerate(info["chunks"]):
+            _, idx, blob = _shard_args(out / "samples" / f"{shard['id']}.{k:04d}.js")
+            chunk = json.loads(_unpack(blob))
+            assert idx == k
+            for j, row in enumerate(chunk["rows"]):
+                d = dict(zip(manifest["detail"], row))
+                i = start + j
+                seen[d["key"]] = (manifest["values"]["identity"][cols["identity"][i]], manifest["values"]["label"][cols["label"][i]],
+                                  info["bases"][cols["base_id"][i]], int(cols["sample_index"][i]), d["text"], chunk["prompts"][d["request_id"]])
+    assert len(seen) == len(labels)
+    gens = {json.loads(line)["key"]: json.loads(line) for c in ("C1", "C2", "C3")
+            for line in (root / "generations" / "model-a" / "demo" / c / "none-none.jsonl").read_text(encoding="utf-8").splitlines()}
+    for r in labels:
+        ident, label, base, sample, text, prompt = seen[r["key"]]
+        assert (ident, base, sample, text) == (r["identity"], r["base_id"], r["sample_index"], gens[r["key"]]["text"])
+        assert label == ("violent" if r["violent"] == 1 else "not violent")
+        assert prompt.startswith("[user] SYNTH-PROMPT")
+    files = [page, *(p.read_text(encoding="ascii") for p in (out / "samples").iterdir())]
+    assert not any("SYNTH-" in f or "<b>" in f for f in files)  # model and prompt text only ever base64-encoded
+    assert 'src="http' not in page and "<link" not in page
+
+
+def test_sample_shards_are_replaced_not_accumulated(tmp_path):
+    """A rebuild removes shards it did not write; the same input gives the same bytes."""
+    synthetic.write_run(tmp_path)
+    code, out = run_report(tmp_path)
+    assert code == 0, out
+    data = tmp_path / "report" / "demo" / "samples"
+    first = {p.name: p.read_bytes() for p in data.iterdir()}
+    (data / "000-stale-C9.meta.js").write_text("stale", encoding="ascii")
+    code, out = run_report(tmp_path)
+    assert code == 0, out
+    assert {p.name: p.read_bytes() for p in data.iterdir()} == first
+    assert not [p for p in data.parent.iterdir() if p.name.startswith(".")]  # no temp folders left behind
 
 
 def test_corpus_depth_table_is_the_corpus_stats(tmp_path, corpus_rows):

@@ -4,11 +4,14 @@ import os
 import sys
 
 from mirage import artefacts
-from mirage.generate.readiness import check_ready
-from mirage.params import ParamsError, validate_params
+from mirage.generate.readiness import NotReady, check_slice
+from mirage.params import MODEL_SET_ENV, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
 PARAMS = validate_params(config, "params.yaml")
+# `--config model_set=current` chose the set in `config`; the commands the rules run read params.yaml, so they
+# learn the same set from the environment (mirage.params.load_params).
+os.environ[MODEL_SET_ENV] = PARAMS.model_set
 # Built from containers/Dockerfile.gpu (see containers/README.md); used with `--sdm apptainer`.
 GPU_CONTAINER = "docker://mirage-bench/mirage:0.1.0-gpu"
 # Cluster partitions (workflow/profiles/slurm): model jobs that declare GPUs go to GPU_PARTITION.
@@ -57,13 +60,15 @@ def probe_models(slice_name):
 
 
 def ready_models(slice_name):
-    """The slice's models; refused at DAG time, before any job starts, when unpinned, retired or keyless. A dry run
-    (or MIRAGE_ALLOW_STALE=1, e.g. to rebuild from released completions of a retired model) only warns."""
+    """The slice's models, checked at DAG time (mirage.generate.readiness): a model that would have to send
+    requests it cannot send (retired, unpinned, no key) is refused before any job starts, naming what it lacks;
+    one whose store already holds every sample runs without a key. Before the requests are rendered only models
+    with an empty store can be refused here; the generation jobs check again before any call. A dry run warns."""
     names = slice_models(slice_name)
     try:
-        check_ready(PARAMS.models, names, "params.yaml")
-    except ParamsError as exc:
-        if not (workflow.dryrun or os.environ.get("MIRAGE_ALLOW_STALE")):
+        check_slice(PARAMS, names, slice_name)
+    except NotReady as exc:
+        if not workflow.dryrun:
             raise
         print(f"warning: {exc}", file=sys.stderr)
     return names
@@ -90,6 +95,12 @@ def validation_reports(wildcards):
     rule, so only those present are inputs (metrics reruns when one appears or changes)."""
     paths = [artefacts.validation_report(wildcards.slice, m) for m in slice_models(wildcards.slice)]
     return [p for p in paths if os.path.exists(p)]
+
+
+def finished_slices(wf):
+    """The slices whose target (`demo`, `lite`, `all` = full) this run was asked for."""
+    asked = {rule.name for rule in getattr(wf.dag, "targetrules", ())}  # no summary rather than a traceback if Snakemake renames it
+    return [name for name, rule in (("demo", "demo"), ("lite", "lite"), ("full", "all")) if rule in asked]
 
 
 def repeat(option, paths):

@@ -39,8 +39,9 @@ for _condition in CONDITIONS:
 
 
 rule estimate:
-    """Request rows, requests, samples, calls, tokens, GPU-hours, API cost and wall time of a slice, before anything
-    runs; a calibration (`mirage estimate --calibrate`, machine-specific, so never built here) is read when present."""
+    """Request rows, requests, samples, calls, tokens, GPU-hours, API cost and wall time of the whole slice (every
+    call, whatever the stores hold, so the file is the same on every machine); a calibration (`mirage estimate
+    --calibrate`, machine-specific, so never built here) is read when present."""
     input:
         requests=[artefacts.requests(c) for c in CONDITIONS],
         calibration=lambda wc: [p for p in [artefacts.calibration()] if os.path.exists(p)],
@@ -56,5 +57,5 @@ rule estimate:
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
-        "python -m mirage estimate --slice {wildcards.slice} --requests-dir {params.requests_dir} --calibration {params.calibration}"
-        " --out {output.estimate} > {log} 2>&1"
+        "python -m mirage estimate --slice {wildcards.slice} --whole-slice --requests-dir {params.requests_dir}"
+        " --calibration {params.calibration} --out {output.estimate} > {log} 2>&1"

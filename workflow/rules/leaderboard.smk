@@ -24,7 +24,8 @@ rule leaderboard_submit:
 
 
 rule leaderboard_verify:
-    """Recompute a bundle from its raw completions; on success it becomes the board's row for model x split."""
+    """Recompute a bundle from its raw completions; on success it becomes the board's row for model x split (dated
+    by its completions, so a rebuild of the board is byte-identical)."""
     input:
         bundle=artefacts.submission("{model}", "{slice}"),
         requests=[artefacts.requests(c) for c in CONDITIONS],
@@ -42,7 +43,7 @@ rule leaderboard_verify:
         "../../envs/mirage-cpu.yaml"
     shell:
         "python -m mirage leaderboard verify {input.bundle} --board {params.board} --requests-dir {params.requests_dir}"
-        " > {log} 2>&1"
+        " --date-from-bundle > {log} 2>&1"
 
 
 rule leaderboard_build:

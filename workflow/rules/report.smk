@@ -17,6 +17,7 @@ rule report:
     output:
         page=artefacts.report("{slice}"),
         samples=artefacts.samples_page("{slice}"),
+        samples_data=directory(artefacts.samples_data("{slice}")),
         figures=directory(artefacts.figures_dir("{slice}")),
         tables=directory(artefacts.tables_dir("{slice}")),
     params:

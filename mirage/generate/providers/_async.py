@@ -105,12 +105,18 @@ def run_bounded(samples: list[Sample], make_client: Callable[[], Any], call: Cal
                 adaptive: bool = True) -> None:
     """Run `call(client, sample)` for every sample with at most `concurrency` in flight, retrying `Retryable`
     attempts up to `max_retries` times; report results as they finish. The async client is created and closed
-    inside the event loop (its `close` is awaited)."""
+    inside the event loop (its `close` is awaited).
+
+    Only what the server or the network did is a failed attempt (`Retryable` exhausted, or a final answer such as
+    HTTP 400 that `call` returns as a failed Result). A local failure (disk full while `on_result` stores a result,
+    out of memory, a bug) is no attempt of the model's: no call is started after it, the calls in flight finish
+    on the open session (their results are still offered to `on_result`), and then it is raised."""
 
     async def main() -> None:
         client = make_client()
         limit = AdaptiveLimit(concurrency, adaptive)
         limiter = RateLimiter(per_minute)
+        local: list[BaseException] = []
 
         async def one(s: Sample) -> None:
             start = None
@@ -118,27 +124,37 @@ def run_bounded(samples: list[Sample], make_client: Callable[[], Any], call: Cal
                 cuts = await limit.acquire()
                 timed_out = False
                 try:
+                    if local:
+                        return
                     await limiter.wait()
                     start = start or time.perf_counter()
                     result = await call(client, s)
                 except Retryable as exc:
                     timed_out, last, result = exc.timeout, exc, None
-                except Exception as exc:  # noqa: BLE001 - any failure is recorded, the key stays missing
-                    result = Result.failure(f"{type(exc).__name__}: {exc}")
+                except Exception as exc:  # noqa: BLE001 - local: not the model's failure, nothing is recorded
+                    local.append(exc)
+                    return
                 finally:
                     limit.release(cuts, timed_out)
                 if result is not None:
                     break
-                if retry < max_retries:
+                if retry < max_retries and not local:
                     await asyncio.sleep(backoff_s(retry, last.after))
+                if local:
+                    return
             else:
                 result = Result.failure(last.error, request_id=last.request_id)
             result.latency_s = time.perf_counter() - start  # from the first attempt on: retries and backoff included
-            on_result(s, result)
+            try:
+                on_result(s, result)
+            except Exception as exc:  # noqa: BLE001 - e.g. disk full: stop starting calls, let the others land
+                local.append(exc)
 
         try:
             await asyncio.gather(*(one(s) for s in samples))
         finally:
             await client.close()
+        if local:
+            raise local[0]
 
     asyncio.run(main())

@@ -16,12 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mirage.generate.providers._async import Retryable
+from mirage.secrets import redact
 
 try:
     from asyncio import timeout as deadline_after  # Python >= 3.11
 except ImportError:  # Python 3.10: the backport aiohttp itself depends on there
     from async_timeout import timeout as deadline_after
 
+#: An error body is read up to ERROR_BODY_BYTES, redacted, then cut to ERROR_CHARS characters.
+ERROR_BODY_BYTES, ERROR_CHARS = 1 << 20, 300
 #: Statuses worth retrying (as the official SDKs do): request timeout, conflict, rate limit, server errors.
 RETRY_STATUS = frozenset({408, 409, 429})
 
@@ -140,12 +143,13 @@ def _client_errors() -> tuple[type[BaseException], ...]:
 
 
 def _status_error(status: int, headers: Any, raw: bytes, rid: str | None) -> Exception:
-    """`HTTP {status}: {message}`: retryable for 408/409/429/5xx (with the server's Retry-After), else final."""
+    """`HTTP {status}: {message}`: retryable for 408/409/429/5xx (with the server's Retry-After), else final. The
+    message is redacted whole (mirage.secrets) before it is cut to ERROR_CHARS: a cut never splits a key."""
     try:
         message = _message(json.loads(raw))
     except ValueError:
-        message = raw.decode("utf-8", "replace").strip()[:300]
-    error = f"HTTP {status}: {message}"
+        message = raw[:ERROR_BODY_BYTES].decode("utf-8", "replace").strip()
+    error = f"HTTP {status}: {redact(message)[:ERROR_CHARS]}"
     if status in RETRY_STATUS or status >= 500:
         return Retryable(error, after=retry_after(headers), request_id=rid)
     return Failed(error, rid)
@@ -158,7 +162,7 @@ def _message(data: Any) -> str:
         return err["message"]
     if isinstance(err, str):
         return err
-    return json.dumps(data, ensure_ascii=False)[:300]
+    return json.dumps(data, ensure_ascii=False)
 
 
 def retry_after(headers: Any) -> float | None:

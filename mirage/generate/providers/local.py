@@ -9,6 +9,7 @@ boundary.) Finished rows are dropped from the batch and its KV cache as they sto
 
 from __future__ import annotations
 
+import inspect
 import time
 from functools import lru_cache
 from typing import Any
@@ -36,6 +37,9 @@ class LocalProvider(Provider):
         self.model, self.tokenizer = _load(spec.model_id, spec.revision, spec.gguf_file, spec.dtype)
         eos = self.model.generation_config.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos if eos is not None else self.tokenizer.eos_token_id])
+        # transformers 5 renamed forward()'s `past_key_values` to `cache` and warns (FutureWarning, on every run's
+        # console) when the old name is used; 4.x knows only `past_key_values`. Pass the name this version takes.
+        self.cache_arg = "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
 
     def encode(self, sample: Sample) -> list[int]:
         """Token ids sent to the model: chat template for chat mode, the raw prompt for completion mode."""
@@ -85,7 +89,7 @@ class LocalProvider(Provider):
         with torch.inference_mode():
             for step in range(first.max_tokens):
                 logits = self.model(input_ids=step_ids, attention_mask=mask, position_ids=positions,
-                                    past_key_values=cache, use_cache=True).logits[:, -1, :].float().cpu()
+                                    use_cache=True, **{self.cache_arg: cache}).logits[:, -1, :].float().cpu()
                 next_ids = [self._draw(logits[r], first, gens[b]) for r, b in enumerate(alive)]
                 if self.on_tokens:
                     self.on_tokens(len(alive))

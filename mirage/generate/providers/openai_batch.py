@@ -133,7 +133,7 @@ def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample]
             resp, err = row.get("response") or {}, row.get("error")
             if err or resp.get("status_code", 200) >= 400:
                 detail = err or (resp.get("body") or {}).get("error")
-                result = Result.failure(f"batch error: {json.dumps(detail)[:300]}", request_id=resp.get("request_id"))
+                result = Result.failure(f"batch error: {json.dumps(detail)}", request_id=resp.get("request_id"))
             else:
                 result = parse_response(resp.get("body") or {}, 0.0, resp.get("request_id"))
             on_result(by_key[key], result)
@@ -175,7 +175,7 @@ class OpenAIBatch(BatchJob):
         for key in ingest(out, err, wanted, on_result):
             del wanted[key]
         errors = [str(e.message) for e in (batch.errors.data or [])] if batch.errors else []
-        return batch.status + (f" ({'; '.join(errors)[:200]})" if errors else "")
+        return batch.status + (f" ({'; '.join(errors)})" if errors else "")  # cut by Result.failure, after redaction
 
 
 def run_batch(provider: Any, samples: list[Sample], on_result: OnResult) -> None:
