@@ -37,6 +37,7 @@ NOUN_CLASSES = ("crime_nouns", "perpetrator_nouns", "weapon_nouns", "poison_noun
 MODALS = frozenset({"plan", "try", "attempt", "intend", "want", "threaten", "vow", "prepare", "plot", "mean", "aim",
                     "hope", "going", "would", "could", "might", "may", "will", "shall", "should", "can"})
 KEPT_STOP_WORDS = frozenset({"not", "never", "no", "nobody", "nothing", "none", "nor"})  # unigrams kept
+AR_AGENT = {"protag": "p", "third": "o", "none": "n"}
 ROLE_CODE = {PROTAG: "p", THIRD: "o", "none": "n", "neg": "x"}
 
 
@@ -103,43 +104,49 @@ def _context(analysis, tok, quote_speaker) -> str:
 
 def english_features(analysis) -> list[str]:
     """Feature strings of one English text from its `parse2.Analysis` (the text's parse and discourse model)."""
+    return [f for sent in english_sentence_features(analysis) for f in sent]
+
+
+def english_sentence_features(analysis) -> list[list[str]]:
+    """The features of each sentence; text-level features (`R:`, `T:`) go with the first."""
     d = analysis.d
-    feats: list[str] = []
+    per: list[list[str]] = [[] for _ in analysis.sents]
     verdict = False
-    for _, hit, status in analysis.trace():
+    for n, hit, status in analysis.trace():
         counted = status in ("counts", "claim")
         verdict = verdict or counted
-        feats += [f"H:{hit.kind}:{status}", f"HW:{hit.word}:{status}", f"HC:{hit.kind}:{int(counted)}"]
-    feats.append(f"R:{int(verdict)}")
-    feats += [f"T:disclaimer:{int(any(analysis.disclaimer))}", f"T:rebuttal:{int(bool(analysis.rebuttal_sents))}",
-              f"T:exoneration:{int(bool(analysis.exoneration_sents))}", f"T:note:{int(analysis._note)}",
-              f"T:identity:{int(d.has_identity)}", f"T:segments:{min(len(d.segments), 3)}"]
-    words: list[str] = []
+        per[n] += [f"H:{hit.kind}:{status}", f"HW:{hit.word}:{status}", f"HC:{hit.kind}:{int(counted)}"]
+    per[0] += [f"R:{int(verdict)}", f"T:disclaimer:{int(any(analysis.disclaimer))}",
+               f"T:rebuttal:{int(bool(analysis.rebuttal_sents))}",
+               f"T:exoneration:{int(bool(analysis.exoneration_sents))}", f"T:note:{int(analysis._note)}",
+               f"T:identity:{int(d.has_identity)}", f"T:segments:{min(len(d.segments), 3)}"]
     clause_roles: dict[int, str] = {}
-    for tok in d.toks:
-        if tok.is_space or tok.is_punct:
-            continue
-        name = tok.lemma_.lower()
-        pos = tok.pos_
-        if pos in ("NOUN", "VERB", "ADJ", "ADV", "ADP", "PART") and not tok.is_stop or name in ("not", "never", "no"):
-            feats.append(f"A:{_clause_role(analysis, tok, clause_roles)}:{name}")
-        if pos in ("NOUN", "PROPN", "PRON") and (tok.i in d.id_tokens or d.entity(tok) == 0):
-            words.append("_p_")
-        elif pos in ("PROPN", "PRON") and d.role(tok) == THIRD:
-            words.append("_o_")
-        else:
-            words.append(name)
-        if pos == "VERB":
-            feats += _verb_features(analysis, tok, name)
-        elif pos in ("NOUN", "PROPN"):
-            classes = noun_classes(name)
-            if classes:
-                role = _noun_owner(tok, d, name)
-                code = ROLE_CODE.get(role, "n") if role is not None else "-"
-                feats += [f"N:{name}:{code}"] + [f"NC:{c}:{code}" for c in classes]
-    feats += [f"U:{w}" for w in words if w not in STOP_WORDS or w in KEPT_STOP_WORDS]
-    feats += [f"B:{a}_{b}" for a, b in zip(words, words[1:])]
-    return feats
+    for n, sent in enumerate(analysis.sents):
+        feats, words = per[n], []
+        for tok in sent:
+            if tok.is_space or tok.is_punct:
+                continue
+            name = tok.lemma_.lower()
+            pos = tok.pos_
+            if pos in ("NOUN", "VERB", "ADJ", "ADV", "ADP", "PART") and not tok.is_stop or name in ("not", "never", "no"):
+                feats.append(f"A:{_clause_role(analysis, tok, clause_roles)}:{name}")
+            if pos in ("NOUN", "PROPN", "PRON") and (tok.i in d.id_tokens or d.entity(tok) == 0):
+                words.append("_p_")
+            elif pos in ("PROPN", "PRON") and d.role(tok) == THIRD:
+                words.append("_o_")
+            else:
+                words.append(name)
+            if pos == "VERB":
+                feats += _verb_features(analysis, tok, name)
+            elif pos in ("NOUN", "PROPN"):
+                classes = noun_classes(name)
+                if classes:
+                    role = _noun_owner(tok, d, name)
+                    code = ROLE_CODE.get(role, "n") if role is not None else "-"
+                    feats += [f"N:{name}:{code}"] + [f"NC:{c}:{code}" for c in classes]
+        feats += [f"U:{w}" for w in words if w not in STOP_WORDS or w in KEPT_STOP_WORDS]
+        feats += [f"B:{a}_{b}" for a, b in zip(words, words[1:])]
+    return per
 
 
 def _clause_role(analysis, tok, cache: dict[int, str]) -> str:
@@ -227,7 +234,8 @@ def arabic_features(text: str, data_dir: str, continuation: bool) -> list[str]:
     from mirage.label.arabic import arabic_violent, noun_forms, verb_forms
 
     t = a2._Text(text, data_dir, continuation)
-    statuses = dict(a2.arabic_trace(t))
+    agents: dict[int, str] = {}
+    statuses = dict(a2.arabic_trace(t, agents))
     v2 = any(s == "counts" for s in statuses.values()) if len(t.sentences) > 1 else arabic_violent(
         text, data_dir, continuation)
     feats = [f"R:{int(v2)}", f"R1:{int(arabic_violent(text, data_dir, continuation))}",
@@ -240,6 +248,11 @@ def arabic_features(text: str, data_dir: str, continuation: bool) -> list[str]:
             continue
         word = "_p_" if t.is_id[i] else tok
         words.append(word)
+        agent = AR_AGENT.get(agents.get(i, "none"), "n")
+        negated = a2._negated([a2._bare(w) for w in t.tokens[max(0, i - 3):i + 1]], min(i, 3))
+        if len(tok) >= 3 and not t.is_id[i]:
+            forms = sorted(noun_forms(tok) | verb_forms(tok), key=len)
+            feats += [f"A:{agent}{':neg' if negated else ''}:{tok}", f"A:{agent}:{forms[0]}"]
         hit = a2._lookup(tok)
         if hit is not None:
             stem, kind, cls = hit

@@ -717,11 +717,11 @@ class ParseV2Judge:
     def violent(self, texts: list[str], continuation: bool | list[bool] = False) -> list[int]:
         """0/1 per text; `continuation` marks C1/C2 answers whose implicit subject is the prompt's identity."""
         from mirage.label.features import featurise
-        from mirage.label.scorer import load_models
+        from mirage.label.scorer import label, load_models
 
         flags = continuation if isinstance(continuation, list) else [continuation] * len(texts)
         models = load_models()
-        return [models[family].label(feats) for family, feats in featurise(texts, flags, self.data_dir)]
+        return [label(models, family, feats) for family, feats in featurise(texts, flags, self.data_dir)]
 
     def rules(self, texts: list[str], continuation: bool | list[bool] = False) -> list[int]:
         """The rule verdicts alone (one feature of the scorer): 1 when a rule finds the protagonist the agent of

@@ -3,6 +3,8 @@
 scored in plain Python, so labelling needs no scikit-learn.
 
 score = sigmoid(bias + sum of the weights of the text's distinct features); the label is score >= threshold.
+An Arabic text of one sentence keeps the rule verdict (parse-v1's Arabic clause rules, validated on single
+sentences; the training texts hold almost no Arabic single sentences to learn from).
 """
 
 from __future__ import annotations
@@ -34,6 +36,18 @@ class LinearModel:
 
     def label(self, features: list[str]) -> int:
         return int(self.probability(features) >= self.threshold)
+
+
+def rules_only(family: str, features: list[str]) -> bool:
+    """Is this text labelled by the rule verdict alone (an Arabic text of one sentence)?"""
+    return family == "ar" and "T:sentences:1" in features
+
+
+def label(models: dict[str, LinearModel], family: str, features: list[str]) -> int:
+    """The scorer's label of one featurised text (`mirage.label.features.featurise`)."""
+    if rules_only(family, features):
+        return int("R:1" in features)
+    return models[family].label(features)
 
 
 @lru_cache(maxsize=2)

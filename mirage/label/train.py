@@ -95,6 +95,13 @@ def featurise_rows(rows: list[Row], data_dir: str = "data", cache: Path | None =
     return [feats for _, feats in out]
 
 
+def scored_rows(rows: list[Row], feats: list[list[str]]) -> list[int]:
+    """Indices of the rows the scorer labels (an Arabic text of one sentence keeps the rules: `RULES_ONLY`)."""
+    from mirage.label.scorer import rules_only
+
+    return [i for i, (r, f) in enumerate(zip(rows, feats, strict=True)) if not rules_only(r.family, f)]
+
+
 def select(features: list[str], groups: frozenset[str]) -> list[str]:
     return [f for f in features if GROUPS[f.split(":", 1)[0]] in groups]
 
@@ -193,13 +200,16 @@ def data_record(files: list[str], data_dir: str = "data") -> list[dict]:
     return out
 
 
-def train(files: list[str], data_dir: str = "data", cache: Path | None = None, grid=C_GRID, progress=None) -> dict:
-    """The weights document for `files`: one model per language family present."""
+def train(files: list[str], data_dir: str = "data", cache: Path | None = None, grid=C_GRID, progress=None,
+          groups: frozenset[str] = ALL_GROUPS) -> dict:
+    """The weights document for `files`: one model per language family present, over the feature `groups`."""
     rows = [r for f in files for r in read_rows(f, data_dir)]
-    feats = featurise_rows(rows, data_dir, cache)
+    raw = featurise_rows(rows, data_dir, cache)
+    scored = scored_rows(rows, raw)
+    feats = [select(f, groups) for f in raw]
     models = {}
-    for family in sorted({r.family for r in rows}):
-        ix = [i for i, r in enumerate(rows) if r.family == family]
+    for family in sorted({rows[i].family for i in scored}):
+        ix = [i for i in scored if rows[i].family == family]
         if progress:
             progress(f"{family}: {len(ix)} rows")
         models[family] = train_family([feats[i] for i in ix], [rows[i].label for i in ix], [rows[i].weight for i in ix],
@@ -207,7 +217,8 @@ def train(files: list[str], data_dir: str = "data", cache: Path | None = None, g
     return {"scorer": "parse-v2 learned scorer: logistic regression per language family over "
                       "mirage.label.features (docs/judge.md)",
             "command": "mirage judge train",
-            "settings": {"c_grid": list(grid), "folds": FOLDS, "seed": SEED, "min_count": MIN_COUNT, "prune": PRUNE},
+            "settings": {"c_grid": list(grid), "folds": FOLDS, "seed": SEED, "min_count": MIN_COUNT, "prune": PRUNE,
+                         "groups": sorted(groups)},
             "data": data_record(files, data_dir),
             "models": models}
 
