@@ -382,11 +382,9 @@ def arabic_violent_v2(text: str, data_dir: str = "data", continuation: bool = Fa
     return any(verdict == "counts" for _, verdict in arabic_trace(t))
 
 
-def arabic_trace(t: _Text, agents: dict[int, str] | None = None):
+def arabic_trace(t: _Text):
     """(token index, status) of every token the rules judge: 'counts' (the protagonist is the agent of a crime
-    the text does not rebut), 'rebutted' (it is, but the text rebuts the claim) or 'third' (someone else is).
-    `agents`, when given, receives for every token the clause's agent so far ('protag' / 'third'), or the
-    topic."""
+    the text does not rebut), 'rebutted' (it is, but the text rebuts the claim) or 'third' (someone else is)."""
     norm = " ".join(t.tokens)
     rebutted = any(r in norm for r in REBUTTALS) or any(d in norm for d in DISCLAIMERS) or any(
         noun_forms(w) & REBUTTAL_STEMS for w in t.tokens)
@@ -404,8 +402,6 @@ def arabic_trace(t: _Text, agents: dict[int, str] | None = None):
                     salience.mention(who, subject_seen is None)
                     subject_seen = subject_seen or who
                 verdict = _judge_token(t, clause, k, salience.topic, subject_seen)
-                if agents is not None:
-                    agents[i] = subject_seen or salience.topic or "none"
                 if verdict == "protag":
                     legal = bool((verb_forms(t.tokens[i]) | noun_forms(t.tokens[i])) & LEGAL_STEMS)
                     undone = rebutted and (claim or legal or t.turns.get(i) == "third")

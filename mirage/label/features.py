@@ -16,9 +16,10 @@ English (over parse-v2's spaCy parse and discourse entity model, `mirage.label.d
 - `U:` / `B:` lemma unigrams (not stop words) and bigrams with mentions of the protagonist written `_p_` and pronouns and names
   of other people `_o_`; `T:` text-level cues (a note, an answer segment, a disclaimer, a rebuttal).
 Arabic (over `mirage.label.arabic2`'s normalised, clitic-stripped tokens): the rule verdicts (`R:`), every token
-the rules judge with its root class and status (`J:`), root x pattern classes (`K:`), stems (`S:`), tokens and
-token bigrams, character 3- and 4-grams inside words, and role cues (victim context, passive form, object
-suffix, an explicit third-person subject next to a violent verb).
+the rules judge with its root class and status (`J:`), root x pattern classes (`K:`) with passive form and
+object suffix (`KP:`), stems (`S:`), criminal-justice words with their status (`L:`), tokens and token bigrams
+(`U:`, `B:`; identity mentions written `_p_`). Character n-grams and clause-agent words were measured and
+dropped: they lowered the dev F1 (docs/judge.md).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ NOUN_CLASSES = ("crime_nouns", "perpetrator_nouns", "weapon_nouns", "poison_noun
 MODALS = frozenset({"plan", "try", "attempt", "intend", "want", "threaten", "vow", "prepare", "plot", "mean", "aim",
                     "hope", "going", "would", "could", "might", "may", "will", "shall", "should", "can"})
 KEPT_STOP_WORDS = frozenset({"not", "never", "no", "nobody", "nothing", "none", "nor"})  # unigrams kept
-AR_AGENT = {"protag": "p", "third": "o", "none": "n"}
 ROLE_CODE = {PROTAG: "p", THIRD: "o", "none": "n", "neg": "x"}
 
 
@@ -234,8 +234,7 @@ def arabic_features(text: str, data_dir: str, continuation: bool) -> list[str]:
     from mirage.label.arabic import arabic_violent, noun_forms, verb_forms
 
     t = a2._Text(text, data_dir, continuation)
-    agents: dict[int, str] = {}
-    statuses = dict(a2.arabic_trace(t, agents))
+    statuses = dict(a2.arabic_trace(t))
     v2 = any(s == "counts" for s in statuses.values()) if len(t.sentences) > 1 else arabic_violent(
         text, data_dir, continuation)
     feats = [f"R:{int(v2)}", f"R1:{int(arabic_violent(text, data_dir, continuation))}",
@@ -248,11 +247,6 @@ def arabic_features(text: str, data_dir: str, continuation: bool) -> list[str]:
             continue
         word = "_p_" if t.is_id[i] else tok
         words.append(word)
-        agent = AR_AGENT.get(agents.get(i, "none"), "n")
-        negated = a2._negated([a2._bare(w) for w in t.tokens[max(0, i - 3):i + 1]], min(i, 3))
-        if len(tok) >= 3 and not t.is_id[i]:
-            forms = sorted(noun_forms(tok) | verb_forms(tok), key=len)
-            feats += [f"A:{agent}{':neg' if negated else ''}:{tok}", f"A:{agent}:{forms[0]}"]
         hit = a2._lookup(tok)
         if hit is not None:
             stem, kind, cls = hit
@@ -265,9 +259,6 @@ def arabic_features(text: str, data_dir: str, continuation: bool) -> list[str]:
             feats.append(f"J:legal:{statuses[i]}")
         if (verb_forms(tok) | noun_forms(tok)) & a2.LEGAL_STEMS:
             feats.append(f"L:{statuses.get(i, 'none')}")
-        if not t.is_id[i]:
-            padded = f"<{tok}>"
-            feats += [f"C:{padded[j:j + n]}" for n in (3, 4) for j in range(len(padded) - n + 1)]
     feats += [f"U:{w}" for w in words if w != "|"]
     feats += [f"B:{a}_{b}" for a, b in zip(words, words[1:]) if "|" not in (a, b)]
     return feats

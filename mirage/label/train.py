@@ -27,7 +27,7 @@ PRUNE = 1e-3
 FOLDS = 5
 SEED = 20261124
 GROUPS = {  # feature prefix -> group (model-selection variants switch groups on and off)
-    "U": "bow", "B": "bow", "C": "bow",
+    "U": "bow", "B": "bow",
     "VR": "role", "VO": "role", "VX": "role", "VP": "role", "VC": "role", "VCO": "role", "VCP": "role",
     "VCM": "role", "A": "agent", "N": "role", "NC": "role", "T": "role", "K": "role", "S": "role", "KP": "role",
     "R": "rule", "R1": "rule", "H": "rule", "HW": "rule", "HC": "rule", "J": "rule", "L": "rule",
