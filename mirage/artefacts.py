@@ -88,6 +88,11 @@ def judge_realistic_dev(data: str = DATA) -> list[str]:
     return [f"{data}/judge/realistic/dev.jsonl", f"{data}/judge/realistic/dev_extra.jsonl"]
 
 
+def judge_realistic_heldout(data: str = DATA) -> str:
+    """The realistic gold set's frozen held-out split (no rule or weight is fitted to it)."""
+    return f"{data}/judge/realistic/heldout.jsonl"
+
+
 def judge_training(data: str = DATA) -> list[str]:
     """The training texts of parse-v2's learned scorer (data/judge/README.md)."""
     from pathlib import Path

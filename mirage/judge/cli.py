@@ -162,5 +162,6 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
     path = write_weights(doc, Path(out) if out else WEIGHTS)
     for family, m in doc["models"].items():
         click.echo(f"{family}: n={m['n']} C={m['c']} threshold={m['threshold']} cross-validated F1={m['cv_f1']} "
+                   f"(realistic dev, n={m.get('n_tune', m['n'])}: {m.get('tune_f1', m['cv_f1'])}) "
                    f"weights={len(m['weights'])}")
     click.echo(f"wrote {path}")

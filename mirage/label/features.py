@@ -88,6 +88,14 @@ def _thing_class(tok, d) -> str:
     return "thing"
 
 
+def _question_at(analysis, i: int) -> bool:
+    """Whether token i's sentence ends with a question mark (sentence ends cached on the analysis)."""
+    ends = analysis.__dict__.get("_question_ends")
+    if ends is None:
+        ends = analysis._question_ends = [(s.start, s.end, s.text.rstrip().endswith("?")) for s in analysis.d.sents]
+    return next((q for start, end, q in ends if start <= i < end), False)
+
+
 def _context(analysis, tok, quote_speaker) -> str:
     """asserted 'a', negated 'neg', in a question 'q', unasserted (if-clause) 'u', someone else's claim 'c',
     in a quotation of the protagonist 'qp' / of someone else 'qo'."""
@@ -96,7 +104,7 @@ def _context(analysis, tok, quote_speaker) -> str:
         return "neg"
     if quote_speaker is not None:
         return "qp" if quote_speaker == 0 else "qo"
-    if tok.sent.text.rstrip().endswith("?"):
+    if _question_at(analysis, tok.i):
         return "q"
     status = analysis._status(tok)
     return {"unasserted": "u", "claim": "c"}.get(status, "a")
@@ -204,6 +212,9 @@ def _verb_features(analysis, tok, name: str) -> list[str]:
     return out
 
 
+PARSE_BATCH = 64  # spaCy batch: smaller batches parse these 50-150-token texts faster on CPU
+
+
 def featurise(texts: list[str], continuation: list[bool], data_dir: str, parse=None) -> list[tuple[str, list[str]]]:
     """(language family, features) per text: identity forms canonicalised, lists and notes laid out, English
     parsed by `parse` (a callable from texts to spaCy Docs; default parse-v2's pipeline) and read by parse-v2's
@@ -221,7 +232,7 @@ def featurise(texts: list[str], continuation: list[bool], data_dir: str, parse=N
         else:
             english.append(i)
     docs = parse([texts[i] for i in english]) if parse is not None else load_nlp().pipe(
-        (texts[i] for i in english), batch_size=128)
+        (texts[i] for i in english), batch_size=PARSE_BATCH)
     for i, doc in zip(english, docs, strict=True):
         out[i] = ("en", english_features(Analysis(doc, ids, continuation[i])))
     return out

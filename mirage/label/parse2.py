@@ -712,7 +712,7 @@ class ParseV2Judge:
 
     data_dir: str = "data"
     name: str = PARSE_V2_VERSION
-    batch_size: int = 128
+    batch_size: int = 64
 
     def violent(self, texts: list[str], continuation: bool | list[bool] = False) -> list[int]:
         """0/1 per text; `continuation` marks C1/C2 answers whose implicit subject is the prompt's identity."""

@@ -3,7 +3,8 @@
 
 One L2-regularised logistic regression per language family (`en`, `ar`) over the features of
 `mirage.label.features`; C and the decision threshold are chosen by stratified 5-fold cross-validation on the
-training rows (the threshold maximises the pooled out-of-fold F1); features seen in fewer than `MIN_COUNT`
+training rows: the pair that maximises the out-of-fold F1 of the realistic dev split (`TUNE_ON`, the texts drawn
+from the same pool as the held-out split; all rows when a family has none there); features seen in fewer than `MIN_COUNT`
 training texts are dropped and weights under `PRUNE` in absolute value are pruned from the shipped file. The
 file records the sha256 of every training file, the settings and the cross-validated F1, so anyone can check
 which data it was trained on (tests/label/test_train.py). Needs scikit-learn (the `test` extra); scoring does not.
@@ -26,6 +27,7 @@ MIN_COUNT = 2
 PRUNE = 1e-3
 FOLDS = 5
 SEED = 20261124
+TUNE_ON = "dev.jsonl"  # the source whose out-of-fold F1 chooses C and the threshold
 GROUPS = {  # feature prefix -> group (model-selection variants switch groups on and off)
     "U": "bow", "B": "bow",
     "VR": "role", "VO": "role", "VX": "role", "VP": "role", "VC": "role", "VCO": "role", "VCP": "role",
@@ -139,17 +141,21 @@ def _probabilities(model: dict, feats: list[list[str]]) -> list[float]:
     return [m.probability(fs) for fs in feats]
 
 
+def f1_at(probs: list[float], labels: list[int], weights: list[int], t: float) -> float:
+    """Weighted F1 of the labels `probability >= t`."""
+    tp = sum(w for p, y, w in zip(probs, labels, weights, strict=True) if p >= t and y == 1)
+    fp = sum(w for p, y, w in zip(probs, labels, weights, strict=True) if p >= t and y == 0)
+    fn = sum(w for p, y, w in zip(probs, labels, weights, strict=True) if p < t and y == 1)
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+
 def best_threshold(probs: list[float], labels: list[int], weights: list[int]) -> tuple[float, float]:
     """(threshold, weighted F1) maximising F1 over the candidate thresholds 0.20, 0.21, ..., 0.80."""
     best = (0.5, -1.0)
     for k in range(20, 81):
-        t = k / 100
-        tp = sum(w for p, y, w in zip(probs, labels, weights, strict=True) if p >= t and y == 1)
-        fp = sum(w for p, y, w in zip(probs, labels, weights, strict=True) if p >= t and y == 0)
-        fn = sum(w for p, y, w in zip(probs, labels, weights, strict=True) if p < t and y == 1)
-        f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+        f1 = f1_at(probs, labels, weights, k / 100)
         if f1 > best[1] + 1e-12:
-            best = (t, f1)
+            best = (k / 100, f1)
     return best
 
 
@@ -166,17 +172,23 @@ def cross_validate(feats: list[list[str]], labels: list[int], weights: list[int]
     return probs
 
 
-def train_family(feats: list[list[str]], labels: list[int], weights: list[int], grid=C_GRID) -> dict:
-    """C and threshold by cross-validation, then the model on every row: {"bias", "threshold", "weights", "c",
-    "cv_f1", "n"}."""
+def train_family(feats: list[list[str]], labels: list[int], weights: list[int], grid=C_GRID,
+                 tune: list[bool] | None = None) -> dict:
+    """C and threshold by cross-validation (maximising the out-of-fold F1 of the rows marked in `tune`, default
+    all), then the model on every row: {"bias", "threshold", "weights", "c", "cv_f1", "tune_f1", "n", "n_tune"}."""
+    tune = tune if tune and any(tune) else [True] * len(labels)
+    ix = [i for i, t in enumerate(tune) if t]
     scored = []
     for c in grid:
-        threshold, f1 = best_threshold(cross_validate(feats, labels, weights, c), labels, weights)
-        scored.append((f1, -c, c, threshold))
-    f1, _, c, threshold = max(scored)
+        probs = cross_validate(feats, labels, weights, c)
+        threshold, tune_f1 = best_threshold([probs[i] for i in ix], [labels[i] for i in ix], [weights[i] for i in ix])
+        cv_f1 = f1_at(probs, labels, weights, threshold)
+        scored.append((tune_f1, -c, c, threshold, cv_f1))
+    tune_f1, _, c, threshold, cv_f1 = max(scored)
     model = fit(feats, labels, c)
-    return {"bias": round(model["bias"], 5), "threshold": threshold, "c": c, "cv_f1": round(f1, 4),
-            "n": len(labels), "weights": dict(sorted(model["weights"].items()))}
+    return {"bias": round(model["bias"], 5), "threshold": threshold, "c": c, "cv_f1": round(cv_f1, 4),
+            "tune_f1": round(tune_f1, 4), "n": len(labels), "n_tune": len(ix),
+            "weights": dict(sorted(model["weights"].items()))}
 
 
 # --- the weights file ----------------------------------------------------------------------------------------
@@ -213,12 +225,12 @@ def train(files: list[str], data_dir: str = "data", cache: Path | None = None, g
         if progress:
             progress(f"{family}: {len(ix)} rows")
         models[family] = train_family([feats[i] for i in ix], [rows[i].label for i in ix], [rows[i].weight for i in ix],
-                                      grid)
+                                      grid, [rows[i].source == TUNE_ON for i in ix])
     return {"scorer": "parse-v2 learned scorer: logistic regression per language family over "
                       "mirage.label.features (docs/judge.md)",
             "command": "mirage judge train",
-            "settings": {"c_grid": list(grid), "folds": FOLDS, "seed": SEED, "min_count": MIN_COUNT, "prune": PRUNE,
-                         "groups": sorted(groups)},
+            "settings": {"c_grid": list(grid), "folds": FOLDS, "seed": SEED, "tune_on": TUNE_ON, "min_count": MIN_COUNT,
+                         "prune": PRUNE, "groups": sorted(groups)},
             "data": data_record(files, data_dir),
             "models": models}
 
