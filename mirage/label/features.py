@@ -127,7 +127,8 @@ def english_sentence_features(analysis) -> list[list[str]]:
     per[0] += [f"R:{int(verdict)}", f"T:disclaimer:{int(any(analysis.disclaimer))}",
                f"T:rebuttal:{int(bool(analysis.rebuttal_sents))}",
                f"T:exoneration:{int(bool(analysis.exoneration_sents))}", f"T:note:{int(analysis._note)}",
-               f"T:identity:{int(d.has_identity)}", f"T:segments:{min(len(d.segments), 3)}"]
+               f"T:identity:{int(d.has_identity)}", f"T:segments:{min(len(d.segments), 3)}",
+               f"T:sentences:{min(len(analysis.sents), 4)}"]
     clause_roles: dict[int, str] = {}
     for n, sent in enumerate(analysis.sents):
         feats, words = per[n], []

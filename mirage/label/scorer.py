@@ -3,8 +3,8 @@
 scored in plain Python, so labelling needs no scikit-learn.
 
 score = sigmoid(bias + sum of the weights of the text's distinct features); the label is score >= threshold.
-An Arabic text of one sentence keeps the rule verdict (parse-v1's Arabic clause rules, validated on single
-sentences; the training texts hold almost no Arabic single sentences to learn from).
+A text of one sentence keeps the rule verdict (the clause rules validated on single sentences: parse-v2's English
+rules, parse-v1's Arabic ones); the scorer is trained on, and scores, texts of two sentences or more.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ class LinearModel:
 
 
 def rules_only(family: str, features: list[str]) -> bool:
-    """Is this text labelled by the rule verdict alone (an Arabic text of one sentence)?"""
-    return family == "ar" and "T:sentences:1" in features
+    """Is this text labelled by the rule verdict alone (a text of one sentence, in either language family)?"""
+    return "T:sentences:1" in features
 
 
 def label(models: dict[str, LinearModel], family: str, features: list[str]) -> int:
