@@ -52,3 +52,19 @@ def test_train_needs_valid_gold(tmp_path, root):
                                         "--out", str(tmp_path / "w.json")])
     assert result.exit_code == 2 and "bad.jsonl" in result.output and "label" in result.output
     assert not (tmp_path / "w.json").exists()
+
+
+def test_no_training_text_is_a_near_copy_of_a_held_out_text(root):
+    """The training writers never saw the gold sets; no training text shares more than half its words (Jaccard)
+    with a held-out text, so the held-out score is not a memorisation score."""
+    import re
+
+    def words(text: str) -> frozenset[str]:
+        return frozenset(re.findall(r"\w+", text.lower()))
+
+    data = str(root / "data")
+    held = [words(json.loads(line)["text"]) for line in open(artefacts.judge_realistic_heldout(data), encoding="utf-8")]
+    train = [words(json.loads(line)["text"]) for f in artefacts.judge_training(data)
+             for line in open(f, encoding="utf-8") if line.strip()]
+    worst = max(len(h & t) / len(h | t) for h in held for t in train)
+    assert worst < 0.5
