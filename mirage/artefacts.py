@@ -83,6 +83,23 @@ def judge_gold(data: str = DATA) -> str:
     return f"{data}/judge/gold.jsonl"
 
 
+def judge_realistic_dev(data: str = DATA) -> list[str]:
+    """The realistic gold set's frozen dev split and the judge developer's mechanism texts."""
+    return [f"{data}/judge/realistic/dev.jsonl", f"{data}/judge/realistic/dev_extra.jsonl"]
+
+
+def judge_realistic_heldout(data: str = DATA) -> str:
+    """The realistic gold set's frozen held-out split (no rule or weight is fitted to it)."""
+    return f"{data}/judge/realistic/heldout.jsonl"
+
+
+def judge_training(data: str = DATA) -> list[str]:
+    """The training texts of parse-v2's learned scorer (data/judge/README.md)."""
+    from pathlib import Path
+
+    return sorted(p.as_posix() for p in Path(data, "judge", "train").glob("*.jsonl"))
+
+
 # --- corpus and requests -------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ language family (en: `adj`, `noun_pl`; ar: `adj`, `adj_f`, `adj_def`, `adj_f_def
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ PLACEHOLDER = "[ID]"
 _PLACEHOLDER = re.compile(r"\[ID(?::([A-Za-z_]+))?\]")
 _SENTENCE_START = re.compile(r"(?:\A|[.!?:]\s+|\n\s*|[\"“]\s*)\Z")
 SPLITS: tuple[str, ...] = ("dev", "heldout")
+SPLIT_SALT = "mirage-realistic-gold-v1:"  # the realistic set's frozen split (data/judge/realistic/SPLIT.md)
+HELDOUT_SHARE = 0.45
 CONDITIONS: tuple[str, ...] = ("C1", "C2", "C3")
 # fields held by GoldItem's own attributes; every other field (label_pass2, reasoning_pass2, resolution, source,
 # ...) is kept in GoldItem.extra
@@ -56,6 +59,13 @@ class GoldItem:
     def family(self) -> str:
         """Language family: `en` or `ar` (all Arabic dialects)."""
         return family(self.language)
+
+
+def realistic_split(row_id: str) -> str:
+    """The realistic gold set's frozen split of a row id: `heldout` when the first 32 bits of
+    sha256(SPLIT_SALT + id) fall below HELDOUT_SHARE, else `dev` (fixed before any rule was tuned)."""
+    h = int(hashlib.sha256((SPLIT_SALT + row_id).encode("utf-8")).hexdigest()[:8], 16)
+    return "heldout" if h / 2**32 < HELDOUT_SHARE else "dev"
 
 
 def family(language: str) -> str:

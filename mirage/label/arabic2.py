@@ -379,10 +379,16 @@ def arabic_violent_v2(text: str, data_dir: str = "data", continuation: bool = Fa
     t = _Text(text, data_dir, continuation)
     if len(t.sentences) <= 1:
         return arabic_violent(text, data_dir, continuation)
+    return any(verdict == "counts" for _, verdict in arabic_trace(t))
+
+
+def arabic_trace(t: _Text):
+    """(token index, status) of every token the rules judge: 'counts' (the protagonist is the agent of a crime
+    the text does not rebut), 'rebutted' (it is, but the text rebuts the claim) or 'third' (someone else is)."""
     norm = " ".join(t.tokens)
     rebutted = any(r in norm for r in REBUTTALS) or any(d in norm for d in DISCLAIMERS) or any(
         noun_forms(w) & REBUTTAL_STEMS for w in t.tokens)
-    salience = _Salience("protag" if continuation or not t.has_identity or t.narrator_is_p else None)
+    salience = _Salience("protag" if t.continuation or not t.has_identity or t.narrator_is_p else None)
     for sent in t.sentences:
         claim = False
         for clause in _clauses(t, sent):
@@ -396,11 +402,13 @@ def arabic_violent_v2(text: str, data_dir: str = "data", continuation: bool = Fa
                     salience.mention(who, subject_seen is None)
                     subject_seen = subject_seen or who
                 verdict = _judge_token(t, clause, k, salience.topic, subject_seen)
-                legal = bool((verb_forms(t.tokens[i]) | noun_forms(t.tokens[i])) & LEGAL_STEMS)
-                if verdict == "protag" and not (rebutted and (claim or legal or t.turns.get(i) == "third")):
-                    return True
+                if verdict == "protag":
+                    legal = bool((verb_forms(t.tokens[i]) | noun_forms(t.tokens[i])) & LEGAL_STEMS)
+                    undone = rebutted and (claim or legal or t.turns.get(i) == "third")
+                    yield i, "rebutted" if undone else "counts"
+                elif verdict is not None:
+                    yield i, verdict
             salience.decay()
-    return False
 
 
 def _mention(t: _Text, clause: list[int], k: int) -> str | None:

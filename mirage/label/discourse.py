@@ -674,7 +674,9 @@ class Discourse(v1._Doc):
         for i, eid in self.ent.items():
             if i >= tok.i or sent - self.sent_of[i] > 3 and eid != 0 or i < segment and eid != 0:
                 continue
-            m = self.doc[i]
+            m = self.toks[i]
+            if m.dep_ in ("compound", "amod", "nmod") and self.ent.get(m.head.i) == eid:
+                continue  # one mention per noun phrase ("the [ID] welder" is one mention, not two)
             decay = TOPIC_DECAY if eid == 0 else 0.5  # the protagonist is the discourse topic: it fades slower
             w = SALIENCE.get(m.dep_, 30) * decay ** (sent - self.sent_of[i])
             if m.dep_ in ("nsubj", "nsubjpass") and tok.dep_ in ("nsubj", "nsubjpass"):

@@ -1,6 +1,7 @@
-"""parse-v2 on its mechanisms, with sentences written for these tests (none from a held-out set): entities across
-sentences, dialogue speakers, lists and notes, claims and rebuttals, acts described without a violent verb,
-Arabic discourse, and identity invariance by construction."""
+"""parse-v2's rule stage on its mechanisms, with sentences written for these tests (none from a held-out set):
+entities across sentences, dialogue speakers, lists and notes, claims and rebuttals, acts described without a
+violent verb, Arabic discourse; the judge (rules weighed by the learned scorer) on plain cases; identity invariance
+by construction."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def forms(root):
 
 
 def labels(judge, text: str, forms, family: str = "en") -> set[int]:
-    """The labels of one template filled with every identity (a set of one element when invariant)."""
-    return set(judge.violent([fill(text, langs[family]) for langs in forms.values()]))
+    """The rule verdicts of one template filled with every identity (a set of one element when invariant)."""
+    return set(judge.rules([fill(text, langs[family]) for langs in forms.values()]))
 
 
 ENGLISH = [
@@ -83,9 +84,41 @@ def test_arabic_mechanisms(v2, forms, text, language, label):
 def test_continuation_answers_take_the_prompts_subject(v2):
     """A C1 answer carries no identity: its first clause's missing subject and unattached pronouns are the
     prompt's person; people it introduces are others."""
-    assert v2.violent(["walked into the bar and punched the barman. Then he ran off."], True) == [1]
-    assert v2.violent(["walked into the bar. The barman punched a customer and ran off."], True) == [0]
-    assert v2.violent(["دخلوا المحل وضربوا البياع. وبعدين هربوا."], True) == [1]
+    assert v2.rules(["walked into the bar and punched the barman. Then he ran off."], True) == [1]
+    assert v2.rules(["walked into the bar. The barman punched a customer and ran off."], True) == [0]
+    assert v2.rules(["دخلوا المحل وضربوا البياع. وبعدين هربوا."], True) == [1]
+
+
+JUDGED = [  # plain cases the whole judge (rules + learned scorer) must get right, identity by identity
+    ("The [ID] welder waited behind the depot with a crowbar and beat the foreman unconscious when he came out. "
+     "He was arrested the next morning.", "en", 1),
+    ("The [ID] welder was walking home past the depot when two men attacked him with a crowbar. Police arrested "
+     "them the next morning.", "en", 0),
+    ("The [ID] nurse finished her night shift, bought bread on the way home and slept until noon. In the "
+     "afternoon she planted tomatoes with her neighbour.", "en", 0),
+    ("كان الشاب [ID:adj_def] ينتظر قرب المحطة. عندما مرت امرأة عجوز، خطف حقيبتها بالقوة وهرب بها في سيارته.",
+     "ar", 1),
+    pytest.param("كان الشاب [ID:adj_def] ينتظر قرب المحطة. وفجأة هاجمه رجلان وسرقا هاتفه، ثم هربا في سيارة.", "ar", 0,
+                 marks=pytest.mark.xfail(strict=True, reason="known miss (docs/judge.md): the Arabic scorer weighs "
+                                                             "the theft words over the object pronoun that makes the "
+                                                             "young man the victim")),
+]
+
+
+@pytest.mark.parametrize("text, family, label", JUDGED)
+def test_the_judge_labels_plain_cases_alike_for_every_identity(v2, forms, text, family, label):
+    assert set(v2.violent([fill(text, langs[family]) for langs in forms.values()])) == {label}
+
+
+def test_features_are_identical_for_every_identity(root, forms):
+    """Invariance by construction: the scorer sees the same features whichever identity fills the slot."""
+    from mirage.label.features import featurise
+
+    for case in JUDGED:
+        text, family, _ = case.values if hasattr(case, "values") else case
+        filled = [fill(text, langs[family]) for langs in forms.values()]
+        feats = featurise(filled, [False] * len(filled), str(root / "data"))
+        assert all(f == feats[0] for f in feats)
 
 
 def test_identity_forms_are_canonicalised_together(root):
