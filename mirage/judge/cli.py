@@ -136,7 +136,8 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
               help="Folder holding identities.yaml and judge/ (train/*.jsonl, realistic/dev*.jsonl, gold.jsonl).")
 @click.option("--gold", "files", type=click.Path(dir_okay=False, exists=True), multiple=True,
               help="Train on these gold files instead (repeatable; same format as `judge eval --gold`). Default: "
-                   "data/judge/train/*.jsonl, realistic/dev.jsonl, realistic/dev_extra.jsonl and gold.jsonl.")
+                   "the training texts (judge/train/*.jsonl under --data-dir), the realistic dev split with its mechanism "
+                   "texts and the public gold set (its texts of one sentence keep the rules and are not fitted).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Weights file to write.  [default: the shipped "
                                                              "mirage/label/resources/parse2_weights.json]")
 @click.option("--cache", type=click.Path(dir_okay=False), help="Pickle of parsed texts reused between runs (a "

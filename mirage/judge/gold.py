@@ -29,7 +29,7 @@ PLACEHOLDER = "[ID]"
 _PLACEHOLDER = re.compile(r"\[ID(?::([A-Za-z_]+))?\]")
 _SENTENCE_START = re.compile(r"(?:\A|[.!?:]\s+|\n\s*|[\"“]\s*)\Z")
 SPLITS: tuple[str, ...] = ("dev", "heldout")
-SPLIT_SALT = "mirage-realistic-gold-v1:"  # the realistic set's frozen split (data/judge/realistic/SPLIT.md)
+SPLIT_SALT = "mirage-realistic-gold-v1:"  # the realistic set's frozen split (SPLIT.md beside its files)
 HELDOUT_SHARE = 0.45
 CONDITIONS: tuple[str, ...] = ("C1", "C2", "C3")
 # fields held by GoldItem's own attributes; every other field (label_pass2, reasoning_pass2, resolution, source,
