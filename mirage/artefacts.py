@@ -80,7 +80,23 @@ def probe_exclusions(data: str = DATA) -> str:
 
 
 def judge_gold(data: str = DATA) -> str:
+    """The public single-sentence gold set."""
     return f"{data}/judge/gold.jsonl"
+
+
+def judge_realistic_dev(data: str = DATA) -> str:
+    """The realistic multi-sentence gold set's dev split (rules may be tuned on it)."""
+    return f"{data}/judge/realistic/dev.jsonl"
+
+
+def judge_realistic_heldout(data: str = DATA) -> str:
+    """The realistic gold set's held-out split: the judge figures the report and the leaderboard print."""
+    return f"{data}/judge/realistic/heldout.jsonl"
+
+
+def judge_gold_sets(data: str = DATA) -> list[str]:
+    """The named gold sets the pipeline's judge stage evaluates together (`mirage judge eval --gold ...`)."""
+    return [judge_gold(data), judge_realistic_dev(data), judge_realistic_heldout(data)]
 
 
 # --- corpus and requests -------------------------------------------------------------------------

@@ -107,11 +107,12 @@ def build(params: Params) -> dict[str, Any]:
         },
     }
     judge = params.label.judge
-    if isinstance(judge, str) and ":" not in judge:  # the configured judge, measured on the public gold set
+    if isinstance(judge, str) and ":" not in judge:  # the configured judge, measured on the named gold sets
+        gold = artefacts.judge_gold_sets()
         stages["judge"] = {
-            "cmd": f"python -m mirage judge eval --gold {artefacts.judge_gold()} --judge {judge} --data-dir {artefacts.DATA}"
-                   f" --out {artefacts.judge_dir(judge)}",
-            "deps": [artefacts.judge_gold(), artefacts.identities(), PACKAGE],
+            "cmd": f"python -m mirage judge eval {' '.join(f'--gold {g}' for g in gold)} --judge {judge}"
+                   f" --data-dir {artefacts.DATA} --out {artefacts.judge_dir(judge)}",
+            "deps": [*gold, artefacts.identities(), PACKAGE],
             "params": ["label", *([f"models.{judge}"] if judge in params.models else [])],
             "outs": [artefacts.judge_eval(judge)],
         }
