@@ -18,6 +18,9 @@ HELDOUT_SET = Path(artefacts.judge_realistic_heldout()).name
 SINGLE_SENTENCE_SET = Path(artefacts.judge_gold()).name
 #: What the leaderboard manifest keeps of the held-out block.
 MANIFEST_KEYS = ("n", "overall", "by_language", "by_condition", "by_shape", "invariance")
+#: The figures of a stats dict that must be numbers (or null), and the groups of stats dicts in a block.
+NUMBERS = ("n", "rows", "positives", "precision", "recall", "specificity", "f1")
+GROUPS = ("by_language", "by_condition", "by_shape", "by_language_condition")
 
 
 def _object(value: Any, where: str) -> dict | None:
@@ -26,10 +29,6 @@ def _object(value: Any, where: str) -> dict | None:
     if not isinstance(value, dict):
         raise DataError(f"{where}: expected an object")
     return value
-
-
-NUMBERS = ("n", "rows", "positives", "precision", "recall", "specificity", "f1")
-GROUPS = ("by_language", "by_condition", "by_shape", "by_language_condition")
 
 
 def _stats(value: Any, where: str) -> dict | None:
