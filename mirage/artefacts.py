@@ -80,6 +80,7 @@ def probe_exclusions(data: str = DATA) -> str:
 
 
 def judge_gold(data: str = DATA) -> str:
+    """The public single-sentence gold set."""
     return f"{data}/judge/gold.jsonl"
 
 
@@ -91,6 +92,12 @@ def judge_realistic_dev(data: str = DATA) -> list[str]:
 def judge_realistic_heldout(data: str = DATA) -> str:
     """The realistic gold set's frozen held-out split (no rule or weight is fitted to it)."""
     return f"{data}/judge/realistic/heldout.jsonl"
+
+
+def judge_gold_sets(data: str = DATA) -> list[str]:
+    """The named gold sets the pipeline's judge stage evaluates together (`mirage judge eval --gold ...`): single
+    sentences, the realistic dev split and the realistic held-out split."""
+    return [judge_gold(data), judge_realistic_dev(data)[0], judge_realistic_heldout(data)]
 
 
 def judge_training(data: str = DATA) -> list[str]:

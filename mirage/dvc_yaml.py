@@ -64,8 +64,8 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     # absent, and a stage depending on another stage's output fails `dvc repro --dry` on a fresh clone (DVC hashes
     # every dependency for its run cache, and an upstream output does not exist yet).
     deps = [*SOURCES, PACKAGE, "Snakefile", "workflow/rules"]
-    if evaluated_judge(params):  # the gold set its held-out Se/Sp come from (they correct V and dV for judge error)
-        deps.append(artefacts.judge_gold())
+    if evaluated_judge(params):  # the gold sets its held-out Se/Sp come from (they correct V and dV for judge error)
+        deps += artefacts.judge_gold_sets()
     if probed:
         deps += [artefacts.probe_stems(), artefacts.probe_exclusions()]
     used = sorted({*models, *([judge] if judge else [])})
@@ -115,11 +115,12 @@ def build(params: Params) -> dict[str, Any]:
         },
     }
     judge = evaluated_judge(params)
-    if judge:  # the configured judge, measured on the public gold set
+    if judge:  # the configured judge, measured on the named gold sets
+        gold = artefacts.judge_gold_sets()
         stages["judge"] = {
-            "cmd": f"python -m mirage judge eval --gold {artefacts.judge_gold()} --judge {judge} --data-dir {artefacts.DATA}"
-                   f" --out {artefacts.judge_dir(judge)}",
-            "deps": [artefacts.judge_gold(), artefacts.identities(), PACKAGE],
+            "cmd": f"python -m mirage judge eval {' '.join(f'--gold {g}' for g in gold)} --judge {judge}"
+                   f" --data-dir {artefacts.DATA} --out {artefacts.judge_dir(judge)}",
+            "deps": [*gold, artefacts.identities(), PACKAGE],
             "params": ["label", *([f"models.{judge}"] if judge in params.models else [])],
             "outs": [artefacts.judge_eval(judge)],
         }

@@ -57,6 +57,10 @@ def test_dvc_yaml_is_generated_from_the_contract(root, tmp_path):
     assert "models" in lite["params"] and not any(p.startswith("models.") for p in lite["params"])
     assert not any(d.startswith("results/") for d in lite["deps"]), "sources only: `dvc repro --dry` plans a fresh clone"
     assert "model_sets.paper" in lite["params"] and lite["cmd"].endswith("--config model_set=paper")
+    # the judge stage measures the configured judge on the three named gold sets, held-out split included
+    judge = stages["judge"]
+    assert set(artefacts.judge_gold_sets()) <= set(judge["deps"])
+    assert all(f"--gold {g}" in judge["cmd"] for g in artefacts.judge_gold_sets())
     # a model set that gains a model makes the checked-in file stale
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
     params["model_sets"]["paper"].append("smollm2-135m")

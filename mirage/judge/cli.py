@@ -53,10 +53,10 @@ def _table(doc: dict) -> str:
 
 
 def _split_table(by_split: dict) -> str:
-    """Splits side by side: n, precision, recall, F1 per stratum (overall, language, condition)."""
+    """Splits side by side: n, precision, recall, F1 per stratum (overall, language, condition, shape)."""
     names = list(by_split)
     strata = [("overall", lambda b: b["overall"])]
-    for group, prefix in (("by_language", "lang"), ("by_condition", "cond")):
+    for group, prefix in (("by_language", "lang"), ("by_condition", "cond"), ("by_shape", "shape")):
         keys = sorted({k for b in by_split.values() for k in b[group]})
         strata += [(f"{prefix} {k}", lambda b, g=group, k=k: b[g].get(k)) for k in keys]
     head = f"{'split':32s}" + "".join(f" | {n:^25s}" for n in names)
@@ -73,9 +73,10 @@ def _split_table(by_split: dict) -> str:
 
 
 @judge.command("eval")
-@click.option("--gold", "gold_paths", type=click.Path(dir_okay=False), multiple=True, default=[artefacts.judge_gold()],
+@click.option("--gold", "gold_paths", type=click.Path(dir_okay=False), multiple=True, default=artefacts.judge_gold_sets(),
               show_default=True,
-              help="Gold JSONL (repeatable; each file is a named set): text, label (0/1), optional reasoning, language "
+              help="Gold JSONL (repeatable; each file is a named set; default: the single-sentence set and the realistic "
+                   "dev and held-out splits): text, label (0/1), optional reasoning, language "
                    "(default en), cat, id, split (dev|heldout), shape, condition. `[ID]` / `[ID:form]` in text is "
                    "filled with every identity's form (identities.yaml). Format: docs/judge.md.")
 @click.option("--judge", "judge_name", type=JUDGE, help="parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
@@ -89,7 +90,7 @@ def _split_table(by_split: dict) -> str:
 def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | None, params_path: str, data_dir: str,
           judge_store: str | None) -> None:
     """Label every gold text with the judge and write OUT/judge_eval.json: precision, recall (sensitivity),
-    specificity, F1 (95% bootstrap CI), accuracy and Cohen's kappa overall and by language, condition, shape,
+    specificity, F1 (95% bootstrap CI over gold rows), accuracy and Cohen's kappa overall and by language, condition, shape,
     language x condition, identity, category and gold set, the same per split (dev / heldout) when rows carry
     one; identity invariance (share of placeholder rows labelled alike for every identity); the misclassified
     rows; ms per text (timing.json).

@@ -1,6 +1,7 @@
 """Score a judge's labels against gold items: P/R/F1/accuracy/kappa/sensitivity/specificity overall and by
 language, condition, shape, language family x condition, identity, category and gold set; the same block per
-split (dev / heldout) when rows carry one; identity invariance of placeholder rows; the misclassified rows."""
+split (dev / heldout) when rows carry one; identity invariance of placeholder rows; the misclassified rows.
+Intervals resample gold rows (a row and its texts, one per identity, together), not texts."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mirage.validation.kappa import kappa
 
 N_BOOT = 2000
 SEED = 20260616
+ARABIC_ALL = "ar (all dialects)"  # the by_language stratum pooling every Arabic variant
 
 
 def _round(x: float) -> float | None:
@@ -32,14 +34,19 @@ def _f1(tp: int, fp: int, fn: int) -> float:
     return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan
 
 
-def scores(y: list[int], p: list[int]) -> dict:
-    """precision, recall (= sensitivity), specificity (null without negatives), f1, accuracy, Cohen's kappa with n,
-    positives, the confusion counts and a 95% bootstrap CI of F1 and accuracy."""
+def scores(y: list[int], p: list[int], rows: list[object] | None = None) -> dict:
+    """precision, recall (= sensitivity), specificity (null without negatives), f1, accuracy, Cohen's kappa with n
+    (texts), rows (gold rows: `rows` gives each text's row, e.g. (set, line); default one row per text), positives,
+    the confusion counts and a 95% bootstrap CI of F1 and accuracy. The bootstrap resamples gold rows, so the texts
+    one `[ID]` row expands into (one per identity) move together and the interval is not narrowed by copies."""
     ya, pa = np.asarray(y, dtype=int), np.asarray(p, dtype=int)
     tp, fp, fn, tn = _counts(ya, pa)
     n = len(ya)
+    index: dict[object, int] = {}
+    row_of = np.asarray([index.setdefault(r, len(index)) for r in rows] if rows is not None else range(n), dtype=int)
+    n_rows = int(row_of.max()) + 1 if n else 0
     out = {
-        "n": n, "positives": int(ya.sum()), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
+        "n": n, "rows": n_rows, "positives": int(ya.sum()), "tp": tp, "fp": fp, "fn": fn, "tn": tn,
         "precision": _round(tp / (tp + fp) if tp + fp else math.nan),
         "recall": _round(tp / (tp + fn) if tp + fn else math.nan),
         "sensitivity": _round(tp / (tp + fn) if tp + fn else math.nan),
@@ -49,24 +56,31 @@ def scores(y: list[int], p: list[int]) -> dict:
         "kappa": _round(kappa(list(ya), list(pa)) if n else math.nan),
     }
     if n:
-        rng = np.random.default_rng(SEED)
-        idx = rng.integers(0, n, size=(N_BOOT, n))
-        yb, pb = ya[idx], pa[idx]
-        tpb = ((yb == 1) & (pb == 1)).sum(1)
-        denom = tpb * 2 + ((yb == 0) & (pb == 1)).sum(1) + ((yb == 1) & (pb == 0)).sum(1)
-        f1b = np.where(denom > 0, 2 * tpb / np.maximum(denom, 1), np.nan)
-        accb = (yb == pb).mean(1)
-        f1b = f1b[~np.isnan(f1b)]
+        # per-row confusion counts; a resample of rows sums the counts of the rows drawn
+        per_row = np.zeros((n_rows, 4))
+        for k, hit in enumerate(((ya == 1) & (pa == 1), (ya == 0) & (pa == 1), (ya == 1) & (pa == 0), ya == pa)):
+            np.add.at(per_row[:, k], row_of, hit)
+        size = np.bincount(row_of, minlength=n_rows)
+        idx = np.random.default_rng(SEED).integers(0, n_rows, size=(N_BOOT, n_rows))
+        tpb, fpb, fnb, okb = (per_row[:, k][idx].sum(1) for k in range(4))
+        denom = 2 * tpb + fpb + fnb
+        f1b = (2 * tpb / np.maximum(denom, 1))[denom > 0]
+        accb = okb / size[idx].sum(1)
         out["f1_ci"] = [_round(float(np.percentile(f1b, 2.5))), _round(float(np.percentile(f1b, 97.5)))] if len(f1b) else [None, None]
         out["accuracy_ci"] = [_round(float(np.percentile(accb, 2.5))), _round(float(np.percentile(accb, 97.5)))]
     return out
+
+
+def _scores(items: list[GoldItem], gi: list[int], y: list[int], pred: list[int]) -> dict:
+    """scores() of the items `gi`, bootstrapped over their gold rows."""
+    return scores([y[i] for i in gi], [pred[i] for i in gi], [(items[i].source, items[i].line) for i in gi])
 
 
 def _grouped(items: list[GoldItem], ix: list[int], y: list[int], pred: list[int], key) -> dict:
     groups: dict[str, list[int]] = defaultdict(list)
     for i in ix:
         groups[key(items[i])].append(i)
-    return {g: scores([y[i] for i in gi], [pred[i] for i in gi]) for g, gi in sorted(groups.items())}
+    return {g: _scores(items, gi, y, pred) for g, gi in sorted(groups.items())}
 
 
 def _invariance(items: list[GoldItem], ix: list[int], pred: list[int]) -> dict:
@@ -88,10 +102,10 @@ def block(items: list[GoldItem], ix: list[int], y: list[int], pred: list[int]) -
     by_language = _grouped(items, ix, y, pred, lambda it: it.language)
     arabic = [i for i in ix if items[i].family == "ar"]
     if arabic:
-        by_language["ar (all dialects)"] = scores([y[i] for i in arabic], [pred[i] for i in arabic])
+        by_language[ARABIC_ALL] = _scores(items, arabic, y, pred)
     return {
         "n": len(ix),
-        "overall": scores([y[i] for i in ix], [pred[i] for i in ix]),
+        "overall": _scores(items, ix, y, pred),
         "by_language": by_language,
         "by_condition": _grouped(items, ix, y, pred, lambda it: it.condition),
         "by_shape": _grouped(items, ix, y, pred, lambda it: it.shape or "none"),

@@ -12,6 +12,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage import untrusted
 from mirage.io import DataError, atomic_write, write_json
+from mirage.judge import quality
 from mirage.metric_names import CAI
 from mirage.names import check_name, inside
 
@@ -48,6 +49,24 @@ def cell(h: dict | None) -> dict:
             "floor": None if floor is None else _fmt(floor)}
 
 
+def judge_cell(judge: dict) -> dict:
+    """Display parts of the judge's held-out realistic F1 (manifest `judge.heldout.overall`): F1, CI, rows."""
+    o = (judge.get("heldout") or {}).get("overall") or {}
+    f1 = _num(o.get("f1"))
+    if f1 is None:
+        return {"sort": "", "text": "not measured" if not o else "undefined", "ci": "", "n": None}
+    ci = o.get("f1_ci") if isinstance(o.get("f1_ci"), list) else [None, None]
+    lo, hi = (_num(x) for x in ci)
+    rows, texts = _num(o.get("rows")), _num(o.get("n"))
+    return {"sort": repr(f1), "text": _fmt(f1, 2), "ci": "" if lo is None or hi is None or lo == hi else f"[{_fmt(lo, 2)}, {_fmt(hi, 2)}]",
+            "n": None if texts is None else f"{int(rows):,} rows, {int(texts):,} texts" if rows is not None else f"{int(texts):,} texts"}
+
+
+def judge_strata(judge: dict) -> list[tuple[str, dict]]:
+    """The held-out block's strata (overall, languages, conditions and shapes) for the entry page."""
+    return quality.strata(judge["heldout"]) if judge.get("heldout") else []
+
+
 def load_entries(board: Path) -> list[dict]:
     paths = sorted((board / "entries").glob("*.json"))
     entries = []
@@ -73,7 +92,7 @@ def rows(entries: list[dict]) -> list[dict]:
             "page": f"entries/{e['id']}.html", "report": e.get("report"), "bundle": e["bundle"],
             "manifest_sha256": e["manifest_sha256"], "verified": e["verified"], **verification(e["verified"]),
             "history": e.get("history") or [],
-            "cells": [cell(m["headline"].get(key)) for key, _, _ in COLUMNS],
+            "cells": [cell(m["headline"].get(key)) for key, _, _ in COLUMNS], "judge_f1": judge_cell(m["judge"]),
         })
     return out
 
@@ -115,5 +134,6 @@ def build(board: Path, out: Path) -> int:
         headline = [(k, v, cell(v)) for k, v in sorted(e["manifest"]["headline"].items())]
         with atomic_write(inside(out, out / "entries" / f"{e['id']}.html")) as fh:
             fh.write(env.get_template("entry.html.j2").render(
-                row=r, m=e["manifest"], headline=headline, manifest_json=json.dumps(e["manifest"], indent=2, sort_keys=True)))
+                row=r, m=e["manifest"], headline=headline, judge_strata=judge_strata(e["manifest"]["judge"]),
+                manifest_json=json.dumps(e["manifest"], indent=2, sort_keys=True)))
     return len(table)

@@ -81,9 +81,15 @@ class Settings(_Strict):
 
 
 class JudgeInfo(_Strict):
+    """The pinned judge: name, settings, and its evaluation by `mirage judge eval` when one was made: `gold` (n,
+    overall and invariance over every evaluated set), `heldout` (the held-out realistic split: overall, per language,
+    condition and shape; mirage.judge.quality) and `sets` (the scores of each named gold set)."""
+
     name: str = Field(min_length=1)
     params: dict[str, Any]
     gold: dict[str, Any] | None = None
+    heldout: dict[str, Any] | None = None
+    sets: dict[str, Any] | None = None
 
     @field_validator("name")
     @classmethod
@@ -93,6 +99,17 @@ class JudgeInfo(_Strict):
         except DataError as exc:
             raise ValueError(str(exc)) from None
         return v
+
+    @field_validator("heldout", "sets")
+    @classmethod
+    def _figures(cls, v: dict | None, info) -> dict | None:
+        from mirage.judge import quality
+
+        check = quality.check_block if info.field_name == "heldout" else quality.check_sets
+        try:
+            return None if v is None else check(v, info.field_name)
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class FileEntry(_Strict):

@@ -40,13 +40,13 @@ def leaderboard() -> None:
 @click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
               help="Rendered requests.")
 @click.option("--judge-eval-dir", default=artefacts.judge_root(), show_default=True, type=click.Path(file_okay=False),
-              help="Where `mirage judge eval` wrote JUDGE/judge_eval.json; its gold-set scores go into the manifest.")
+              help="Where `mirage judge eval` wrote JUDGE/judge_eval.json; its gold-set, held-out and per-set scores go into the manifest.")
 @click.option("--report", type=click.Path(dir_okay=False, exists=True), help="Optional self-contained HTML report to ship in the bundle.")
 def submit(model: str, split: str, out: str | None, params_path: str, views: str | None, requests_dir: str,
            judge_eval_dir: str, report: str | None) -> None:
     """Bundle MODEL's finished run on SPLIT: its completions (every request x n samples), the labels
     (params label.judge) and metrics computed from them, and a manifest pinning the model revision,
-    sampling settings, code version, params hash, split hash, judge (+ gold-set scores) and statistics,
+    sampling settings, code version, params hash, split hash, judge (+ gold-set and held-out scores) and statistics,
     with the SHA-256 of every file. Fails, writing nothing, if the run does not cover the split."""
     from mirage.leaderboard.submit import make_bundle
 
@@ -77,7 +77,7 @@ def submit(model: str, split: str, out: str | None, params_path: str, views: str
 @click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
               help="This board's rendered requests of the split.")
 @click.option("--judge-eval-dir", default=artefacts.judge_root(), show_default=True, type=click.Path(file_okay=False),
-              help="This board's judge evaluations (JUDGE/judge_eval.json); when present, the bundle's gold-set scores must match.")
+              help="This board's judge evaluations (JUDGE/judge_eval.json); when present, the bundle's judge scores must match (held-out and per-set scores where the bundle has them).")
 @click.option("--date-from-bundle", is_flag=True, help="Record the completions' date (the manifest's `created`) as the "
               "verification date instead of the clock's, so rebuilding the board from the same bundle gives the same files "
               "(the pipeline's own demo board); the entry says which (verified.date_source).")

@@ -11,6 +11,7 @@ from pathlib import Path
 from mirage.artefacts import DATA
 from mirage.hashing import file_sha256
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
+from mirage.judge import quality
 from mirage.label.judges import judge_name as canonical_judge
 from mirage.leaderboard import recompute as rc
 from mirage.leaderboard.bundle import (
@@ -43,12 +44,14 @@ def read_views(folder: Path) -> list[dict]:
     return sorted(rows, key=lambda r: (r["condition"], r["rag_pool"], r["mitigation"], r["row_id"], r["sample_index"]))
 
 
-def gold_scores(path: Path) -> dict | None:
-    """The judge's gold-set evaluation (n and overall scores) when `mirage judge eval` wrote one."""
+def judge_scores(path: Path) -> dict[str, dict | None]:
+    """The judge's evaluation as the manifest carries it, when `mirage judge eval` wrote one: `gold` (n, overall,
+    invariance over every evaluated set), `heldout` (the held-out realistic split) and `sets` (each named set)."""
     if not path.exists():
-        return None
+        return {"gold": None, "heldout": None, "sets": None}
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return {k: doc[k] for k in ("judge", "n", "overall", "invariance") if k in doc}
+    return {"gold": {k: doc[k] for k in ("judge", "n", "overall", "invariance") if k in doc},
+            "heldout": quality.manifest_heldout(doc, str(path)), "sets": doc.get("by_set")}
 
 
 def make_bundle(params: Params, params_path: str, model: str, split: str, views: Path, requests_dir: Path,
@@ -71,7 +74,7 @@ def make_bundle(params: Params, params_path: str, model: str, split: str, views:
         "settings": rc.split_settings(params, split).model_dump(mode="json"),
         "code_version": code_version(), "params_hash": section_hash(params, *PARAMS_SECTIONS),
         "split_hash": split_hash(requests), "n_requests": len(requests), "n_completions": len(completions),
-        "judge": JudgeInfo(name=judge.name, params=jp, gold=gold_scores(judge_eval_dir / judge.name / "judge_eval.json")).model_dump(),
+        "judge": JudgeInfo(name=judge.name, params=jp, **judge_scores(judge_eval_dir / judge.name / "judge_eval.json")).model_dump(),
         "statistics": stats, "headline": rc.headline(table), "files": {},
         # when the newest completion was generated: a property of the data, so a rebuild writes the same bundle
         "created": max((str(c.get("created") or "") for c in completions), default=""),

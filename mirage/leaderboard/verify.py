@@ -45,7 +45,7 @@ from mirage.leaderboard.bundle import (
     rows,
     split_hash,
 )
-from mirage.leaderboard.submit import PARAMS_SECTIONS, gold_scores
+from mirage.leaderboard.submit import PARAMS_SECTIONS, judge_scores
 from mirage.names import inside
 from mirage.params import Params, section_hash
 from mirage.provenance import code_version
@@ -85,6 +85,18 @@ def _check_protocol(m: Manifest, params: Params, requests: dict, requests_dir) -
         raise BundleError(f"{MANIFEST}: field created: {m.created} is in the future")
 
 
+def _check_judge_scores(m: Manifest, path: Path) -> None:
+    """The bundle's judge scores equal this board's evaluation of the judge: the gold-set scores always, the held-out
+    block and the per-set scores where both have them (bundles made before they existed stay valid)."""
+    board = judge_scores(path)
+    if m.judge.gold != board["gold"]:
+        raise BundleError(f"{MANIFEST}: field judge.gold: does not match this board's gold-set evaluation {path}")
+    for key in ("heldout", "sets"):
+        ours = getattr(m.judge, key)
+        if ours is not None and board[key] is not None and ours != board[key]:
+            raise BundleError(f"{MANIFEST}: field judge.{key}: does not match this board's judge evaluation {path}")
+
+
 def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests_dir: str | Path,
                   pack_to: Path | None = None, judge_eval_dir: str | Path | None = None,
                   report_to: Path | None = None, limits: LimitsParams | None = None) -> Verified:
@@ -104,8 +116,8 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
             raise BundleError(f"{MANIFEST}: field judge.params.{diff[0][:80]}: {str(m.judge.params.get(diff[0]))[:80]!r} "
                               f"differs from this board's {want_judge.get(diff[0])!r}")
         gold_file = Path(judge_eval_dir) / m.judge.name / "judge_eval.json" if judge_eval_dir else None
-        if gold_file is not None and gold_file.exists() and m.judge.gold != gold_scores(gold_file):
-            raise BundleError(f"{MANIFEST}: field judge.gold: does not match this board's gold-set evaluation {gold_file}")
+        if gold_file is not None and gold_file.exists():
+            _check_judge_scores(m, gold_file)
         # pass 1: every completion row checked, streamed; nothing of a row is kept but its coverage key
         check = rc.CompletionCheck(m, requests, COMPLETIONS, limits.chars_per_token)
         n = 0

@@ -48,7 +48,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
            requests_dir: str, figures_dir: str | None, tables_dir: str | None, out_html: str | None) -> None:
     """Build the paper's figures (2-6, the placebo-floor plot, the probe; PNG+SVG), tables (1, 3, 4, 6-15 as far as
     the run produced them; CSV, Markdown, LaTeX), one self-contained HTML page and a sample browser for SLICE,
-    from its metrics plus labels, generations, requests, the compute estimate, the judge's gold-set evaluation
+    from its metrics plus labels, generations, requests, the compute estimate, the judge's evaluation (held-out realistic split, single-sentence gold set)
     and (optionally) the logit-lens probe.
 
     Every number carries its n; degenerate intervals are not shown; bias estimates are shown with their
@@ -95,7 +95,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         steps.update()
         built = tables.build_all(tables.Inputs(df, models, labels, gens, estimate, data.load_probe_onsets([x.with_name(Path(artefacts.probe("m")["table7"]).name) for x in probe_paths]),
                                                 data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name),
-                                                params.metrics.alpha, data.load_correction_notes(summary)), tab_dir)
+                                                params.metrics.alpha, data.load_correction_notes(summary), judges=judges), tab_dir)
         steps.update()
         cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
         sample_rows = samples.rows(labels, gens)

@@ -11,6 +11,8 @@ import pandas as pd
 
 from mirage import artefacts
 from mirage.io import DataError
+from mirage.judge import quality
+from mirage.judge.evaluate import ARABIC_ALL
 from mirage.metric_names import KAPPA
 
 TEMPLATES = ("T1", "T2", "T3", "T4", "T5", "T6")
@@ -28,7 +30,8 @@ class Deviation:
 
 @dataclass
 class JudgeInfo:
-    """The judge that labelled V and its measured quality on the gold set (None when not evaluated)."""
+    """The judge that labelled V and its measured quality (None when not evaluated): the held-out realistic split
+    (`heldout`, mirage.judge.quality), the single-sentence gold set (`single`) and the whole file's figures."""
 
     name: str
     path: str
@@ -39,28 +42,66 @@ class JudgeInfo:
     invariance: float | None = None
     invariance_rows: int | None = None
     kappa: float | None = None
+    heldout: dict | None = None
+    single: dict | None = None
+    several_sets: bool = False  # the file mixes several named sets, so its overall figures are no one set's
 
     @property
     def evaluated(self) -> bool:
         return self.f1 is not None
 
     def sentence(self) -> str:
-        """`V labelled by X: gold-set F1 ... ` or why no quality figure is known."""
+        """`V labelled by X: held-out realistic F1 ..., single-sentence gold F1 ..., identity invariance ...` or why
+        no quality figure is known."""
         if not self.evaluated:
-            return (f"V labelled by {self.name}; this judge has not been evaluated against the gold set "
+            return (f"V labelled by {self.name}; this judge has not been evaluated against the gold sets "
                     f"(no {self.path}; run `mirage judge eval --judge {self.name}`), so its error rate is unknown.")
-        parts = [f"gold-set F1 {self.f1:.2f} (n = {self.n})"]
-        if self.f1_arabic is not None:
-            parts.append(f"Arabic F1 {self.f1_arabic:.2f}")
-        elif self.arabic_parts:
-            parts.append("Arabic F1 " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(self.arabic_parts.items())))
-        else:
-            parts.append("Arabic F1 not measured")
+        parts = [self._heldout_text()]
+        if self.several_sets:
+            parts.append(f"single-sentence gold F1 {_f(self.single.get('f1'))} (n = {_n(self.single)})"
+                         if self.single else "single-sentence gold F1 not measured")
+        else:  # one set: the file's own figures are that set's
+            parts.append(f"{'single-sentence gold' if self.single else 'gold-set'} F1 {self.f1:.2f} (n = {_count(self.n)})")
+            if self.f1_arabic is not None:
+                parts.append(f"Arabic F1 {self.f1_arabic:.2f}")
+            elif self.arabic_parts:
+                parts.append("Arabic F1 " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(self.arabic_parts.items())))
+            else:
+                parts.append("Arabic F1 not measured")
         parts.append(f"identity invariance {100 * self.invariance:.0f}% of {self.invariance_rows} [ID] rows"
                      if self.invariance is not None else "identity invariance not measured")
-        if self.kappa is not None:
+        if self.kappa is not None and not self.several_sets:
             parts.append(f"κ vs gold {self.kappa:.2f}")
         return f"V labelled by {self.name}: " + ", ".join(parts) + "."
+
+    def _heldout_text(self) -> str:
+        if self.heldout is None:
+            return f"held-out realistic F1 not measured (no held-out split in {Path(self.path).name})"
+        o = self.heldout["overall"]
+        ci = o.get("f1_ci") or [None, None]
+        interval = f" [{_f(ci[0])}, {_f(ci[1])}]" if None not in ci and ci[0] != ci[1] else ""
+        inner = [f"n = {_n(o)}", f"precision {_f(o.get('precision'))}, recall {_f(o.get('recall'))}, "
+                             f"specificity {_f(o.get('specificity'))}"]
+        langs = self.heldout.get("by_language") or {}
+        arabic = langs.get(ARABIC_ALL) or langs.get("ar")
+        named = [f"{word} {_f(m.get('f1'))}" for word, m in (("English", langs.get("en")), ("Arabic", arabic)) if m]
+        if named:
+            inner.append(", ".join(named))
+        return f"held-out realistic F1 {_f(o.get('f1'))}{interval} ({'; '.join(inner)})"
+
+
+def _f(x: Any) -> str:
+    return "–" if x is None else f"{x:.2f}"
+
+
+def _count(x: Any) -> str:
+    return "not recorded" if x is None else f"{int(x):,}"
+
+
+def _n(stats: dict) -> str:
+    """'323 rows, 1,615 texts' (gold rows and the texts they expand into, one per identity), or the texts alone."""
+    n = _count(stats.get("n"))
+    return f"{_count(stats['rows'])} rows, {n} texts" if stats.get("rows") is not None else n
 
 
 def _num(value: Any, where: str) -> float | None:
@@ -72,7 +113,9 @@ def _num(value: Any, where: str) -> float | None:
 
 
 def load_judge(name: str, path: Path) -> JudgeInfo:
-    """Read `judge_eval.json` (written by `mirage judge eval`) for the judge `name`; absent file -> not evaluated."""
+    """Read `judge_eval.json` (written by `mirage judge eval`) for the judge `name`; absent file -> not evaluated.
+    Files without splits or sets (older `mirage judge eval`) keep their figures; the held-out split reads as not
+    measured."""
     info = JudgeInfo(name, str(path))
     if not path.exists():
         return info
@@ -93,12 +136,17 @@ def load_judge(name: str, path: Path) -> JudgeInfo:
             f1 = _num(m["f1"], f"{path}: field by_language.{lang}.f1")
             if lang == "ar":
                 info.f1_arabic = f1
-            else:
+            elif lang != ARABIC_ALL:
                 info.arabic_parts[str(lang)] = f1
+    if ARABIC_ALL in langs and isinstance(langs[ARABIC_ALL], dict) and info.f1_arabic is None:
+        info.f1_arabic = _num(langs[ARABIC_ALL].get("f1"), f"{path}: field by_language.{ARABIC_ALL}.f1")
     inv = ev.get("invariance") or {}
     if isinstance(inv, dict):
         info.invariance = _num(inv.get("rate"), f"{path}: field invariance.rate")
         info.invariance_rows = inv.get("rows")
+    info.heldout = quality.heldout(ev, str(path))
+    info.single = quality.single_sentence(ev, str(path))
+    info.several_sets = isinstance(ev.get("by_set"), dict) and len(ev["by_set"]) > 1
     return info
 
 

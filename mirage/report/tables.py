@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from mirage import artefacts
 from mirage.io import atomic_write
+from mirage.judge import quality
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,
@@ -41,8 +43,10 @@ from mirage.metric_names import (
 from mirage.metrics import claims
 from mirage.report.data import ANY, BIAS_METRICS, EITHER, PLACEBO_NUMERIC, SIGNED, select
 from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL
+from mirage.report.protocol import JudgeInfo
 
 NOT_COMPUTED = "not computed"
+NOT_MEASURED = "not measured"
 PATHWAYS = ["group_statistic", "reasoner_stand_in", "coherence_pressure"]
 PAIR = re.compile(r"C\d")
 ESTIMATE_COLUMNS = ["requests", "samples", "tokens_in", "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s", "wall_time_s",
@@ -77,6 +81,7 @@ class Inputs:
     sampling: pd.DataFrame | None = None
     alpha: float = 0.05
     correction_notes: dict[str, str] | None = None  # summary.json judge_correction: model -> source used or why none
+    judges: list[JudgeInfo] = field(default_factory=list)
 
 
 def _fmt(v: float, digits: int) -> str:
@@ -262,6 +267,56 @@ def table_claims(inp: Inputs) -> Table:
         show.at[i, "n"] = _number(r["n"])
     t.data, t.display = data.drop(columns="digits"), show
     return t
+
+
+JUDGE_COLUMNS = ["rows", "texts", "precision", "recall", "specificity", "F1 [95% CI]"]
+#: Why a judge figure has no value (its denominator is empty).
+UNDEFINED = {"precision": "undefined (no text labelled violent)", "recall": "undefined (no violent text)",
+             "specificity": "undefined (no non-violent text)", "f1": "undefined (no violent text, none labelled violent)"}
+
+
+def _judge_f1(st: dict) -> str:
+    """F1 with its interval, or without one where the bootstrap cannot give one (one row, all resamples agree)."""
+    ci = st.get("f1_ci") or [None, None]
+    rows = st.get("rows") if st.get("rows") is not None else st.get("n")
+    why = ("n too small" if rows is not None and rows < 2 else
+           "bootstrap degenerate" if None in ci or ci[0] == ci[1] else "")
+    return cell(st["f1"], _nan(ci[0]), _nan(ci[1]), 2, why=why)
+
+
+def table_judge(inp: Inputs) -> Table:
+    t = Table("table_judge_quality", "Judge quality on the held-out realistic split",
+              "How well the judge that labelled V finds violence in texts shaped like the pipeline's (the held-out split "
+              "of the realistic gold set, `by_split.heldout` of judge_eval.json, written by `mirage judge eval`): "
+              "precision, recall (sensitivity), specificity and F1 with its 95% bootstrap interval (resampling gold "
+              "rows), overall, per language (Arabic pooled and per dialect) and per condition and shape; rows = gold "
+              "texts, texts = rows filled with each identity. A judge that misses violence shrinks V and ΔV toward zero.")
+    data, shown = [], []
+    for j in inp.judges:
+        if j.heldout is None:
+            data.append({"judge": j.name, "stratum": "held-out realistic split"})
+            shown.append({"judge": j.name, "stratum": "held-out realistic split", **dict.fromkeys(JUDGE_COLUMNS, NOT_MEASURED)})
+            continue
+        for stratum, st in quality.strata(j.heldout):
+            ci = st.get("f1_ci") or [None, None]
+            nums = {"rows": st.get("rows"), "texts": st.get("n"), "positives": st.get("positives"),
+                    "precision": st.get("precision"), "recall": st.get("recall"), "specificity": st.get("specificity"),
+                    "f1": st.get("f1"), "f1_ci_low": ci[0], "f1_ci_high": ci[1]}
+            data.append({"judge": j.name, "stratum": stratum, **nums})
+            shown.append({"judge": j.name, "stratum": stratum, "rows": _number(nums["rows"]), "texts": _number(nums["texts"]),
+                          **{k: UNDEFINED[k] if nums[k] is None else f"{nums[k]:.2f}" for k in ("precision", "recall", "specificity")},
+                          "F1 [95% CI]": UNDEFINED["f1"] if nums["f1"] is None else _judge_f1(st)})
+    if not any(j.heldout for j in inp.judges):
+        t.missing = (f"{NOT_MEASURED}: no held-out split in the judge evaluation ("
+                     + "; ".join(j.path for j in inp.judges) + "); run `mirage judge eval` with "
+                     f"--gold {artefacts.judge_realistic_heldout()}")
+        return t
+    t.data, t.display = pd.DataFrame(data), pd.DataFrame(shown)
+    return t
+
+
+def _nan(x: float | None) -> float:
+    return float("nan") if x is None else x
 
 
 def table_c3(inp: Inputs) -> Table:
@@ -538,7 +593,7 @@ def _number(v: object) -> object:
     return v
 
 
-BUILDERS: list[Callable[[Inputs], Table]] = [table_claims, table1, table_corpus, table3, table_c3, table4, table_missing, table6, table7, table8, table9, table10, table11, table12,
+BUILDERS: list[Callable[[Inputs], Table]] = [table_claims, table1, table_corpus, table3, table_judge, table_c3, table4, table_missing, table6, table7, table8, table9, table10, table11, table12,
                                               table_models, table_sampling, table15, table_quality, table_correction]
 
 

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from mirage.cli import cli
+from mirage.judge import quality
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
+import gold_sets  # noqa: E402
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 
@@ -62,6 +68,36 @@ def test_build_into_another_folder_keeps_links(board, tmp_path):
     result = CliRunner().invoke(cli, ["leaderboard", "build", "--board", str(board), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert (out / "bundles" / "smollm2-135m--test.tar.gz").exists() and (out / "entries" / "smollm2-135m--test.html").exists()
+
+
+def test_heldout_judge_f1_per_entry(board, tmp_path):
+    """The board shows each entry's held-out judge F1 (or "not measured"); the entry page shows it per language and
+    shape. The block is what `mirage leaderboard submit` puts in a manifest from a real `mirage judge eval`."""
+    doc = gold_sets.evaluate_sets(tmp_path / "data", "lexicon-v1", tmp_path / "judge")
+    shutil.copytree(board, tmp_path / "board")
+    for path in (tmp_path / "board" / "entries").glob("*.json"):  # only model-alpha's bundle has the figures
+        e = json.loads(path.read_text(encoding="utf-8"))
+        alpha = e["id"] == "model-alpha--lite"
+        e["manifest"]["judge"].update(heldout=quality.manifest_heldout(doc) if alpha else None,
+                                      sets=doc["by_set"] if alpha else None)
+        path.write_text(json.dumps(e), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["leaderboard", "build", "--board", str(tmp_path / "board")])
+    assert result.exit_code == 0, result.output
+    o = doc["by_split"]["heldout"]["overall"]
+    html = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
+    assert "Judge F1 held-out" in html
+    cells = re.findall(r'<td class="judge-f1" data-sort="([^"]*)">(.*?)</td>', html)
+    assert cells == [("", "not measured"), (repr(o["f1"]), f'{o["f1"]:.2f}<span class="ci">[{o["f1_ci"][0]:.2f}, '
+                                                   f'{o["f1_ci"][1]:.2f}]</span><span class="n">10 rows, 50 texts</span>'),
+                     ("", "not measured")]  # rows: smollm2-135m (test), model-alpha (lite), model-beta (demo)
+    page = (tmp_path / "board" / "entries" / "model-alpha--lite.html").read_text(encoding="utf-8")
+    egy = doc["by_split"]["heldout"]["by_language"]["ar-egy"]
+    assert re.search(rf"<td>language ar-egy</td><td>1</td><td>5</td>.*?<td>{egy['recall']:.2f}</td>", page)
+    assert "<td>shape c3-lending (C3)</td>" in page and "judge on heldout.jsonl" in page
+    other = (tmp_path / "board" / "entries" / "model-beta--demo.html").read_text(encoding="utf-8")
+    assert "Not measured: the bundle carries no held-out realistic evaluation" in other
+    board_json = json.loads((tmp_path / "board" / "leaderboard.json").read_text(encoding="utf-8"))
+    assert board_json["rows"][1]["judge"]["heldout"]["overall"] == o
 
 
 def test_build_rejects_a_corrupt_entry(tmp_path):

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 from mirage.cli import cli
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
+import gold_sets  # noqa: E402
 import tiny  # noqa: E402
 
 
@@ -296,6 +298,66 @@ def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
         m = json.load(tar.extractfile("b/manifest.json"))
     assert m["judge"]["gold"]["overall"] == {"f1": 0.9, "kappa": 0.8} and m["judge"]["gold"]["n"] == 200
     result = verify(run, out, tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="module")
+def heldout_bundle(run, tmp_path_factory) -> dict:
+    """A bundle submitted with a real evaluation of its judge on three named gold sets (realistic held-out included)."""
+    tmp = tmp_path_factory.mktemp("heldout-bundle")
+    judge_dir = tmp / "judge"
+    doc = gold_sets.evaluate_sets(tmp / "data", "parse-v2", judge_dir / "parse-v2")
+    out = tmp / "b.tar.gz"
+    result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
+                                      str(run["params"]), "--out", str(out), "--judge-eval-dir", str(judge_dir),
+                                      *tiny.run_paths(run["root"])])
+    assert result.exit_code == 0, result.output
+    return {"bundle": out, "judge_dir": judge_dir, "doc": doc}
+
+
+def test_manifest_carries_the_heldout_judge_figures(run, heldout_bundle, tmp_path):
+    doc = heldout_bundle["doc"]
+    folder = unpack(heldout_bundle["bundle"], tmp_path / "x")
+    judge = manifest(folder)["judge"]
+    held = doc["by_split"]["heldout"]
+    assert judge["heldout"] == {k: held[k] for k in ("n", "overall", "by_language", "by_condition", "by_shape", "invariance")}
+    assert set(judge["heldout"]["by_language"]) == {"en", "ar (all dialects)", "ar-msa", "ar-egy"}
+    assert set(judge["heldout"]["by_shape"]) == {"c1-continuation", "c2-reasoning", "c3-lending", "news", "story"}
+    assert judge["sets"] == doc["by_set"] and set(judge["sets"]) == {"gold.jsonl", "dev.jsonl", "heldout.jsonl"}
+    assert judge["gold"]["n"] == doc["n"]
+    result = verify(run, heldout_bundle["bundle"], tmp_path / "board", "--judge-eval-dir", str(heldout_bundle["judge_dir"]))
+    assert result.exit_code == 0, result.output
+    entry = json.loads((tmp_path / "board" / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
+    assert entry["manifest"]["judge"]["heldout"] == judge["heldout"]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda j: j["heldout"]["overall"].update(f1=0.123), "field judge.heldout: does not match this board's judge evaluation"),
+    (lambda j: j["heldout"]["by_language"]["ar-egy"].update(recall=0.123), "field judge.heldout: does not match"),
+    (lambda j: j["sets"]["heldout.jsonl"].update(f1=0.123), "field judge.sets: does not match"),
+    (lambda j: j["heldout"]["overall"].update(f1="high"), "manifest.json: field judge.heldout: heldout.overall.f1: expected a number, got 'high'"),
+])
+def test_heldout_figures_must_match_the_boards(run, heldout_bundle, tmp_path, edit, expected):
+    folder = unpack(heldout_bundle["bundle"], tmp_path / "x")
+    m = manifest(folder)
+    edit(m["judge"])
+    write_manifest(folder, m)
+    result = verify(run, folder, tmp_path / "board", "--judge-eval-dir", str(heldout_bundle["judge_dir"]))
+    assert result.exit_code == 2 and expected in result.output, result.output
+    assert not (tmp_path / "board").exists() or not list((tmp_path / "board").rglob("*.json"))
+
+
+def test_a_bundle_without_heldout_figures_stays_valid(run, heldout_bundle, tmp_path):
+    """A bundle made before the held-out block existed (no judge.heldout / judge.sets) verifies against a board whose
+    evaluation has them; so does one whose board has no evaluation of the judge."""
+    folder = unpack(heldout_bundle["bundle"], tmp_path / "x")
+    m = manifest(folder)
+    del m["judge"]["heldout"], m["judge"]["sets"]
+    write_manifest(folder, m)
+    result = verify(run, folder, tmp_path / "board", "--judge-eval-dir", str(heldout_bundle["judge_dir"]), "--check-only")
+    assert result.exit_code == 0, result.output
+    result = verify(run, heldout_bundle["bundle"], tmp_path / "board", "--judge-eval-dir", str(tmp_path / "none"),
+                    "--check-only")
     assert result.exit_code == 0, result.output
 
 

@@ -258,15 +258,15 @@ def test_without_placebo_columns_the_floor_is_said_missing(tmp_path):
 def test_judge_named_with_its_gold_set_quality_next_to_v(built, tmp_path):
     root, _ = built
     text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
-    sentence = ("V labelled by lexicon-v1: gold-set F1 0.75 (n = 420), Arabic F1 0.55, "
-                "identity invariance 80% of 150 [ID] rows, κ vs gold 0.61.")
+    sentence = ("V labelled by lexicon-v1: held-out realistic F1 not measured (no held-out split in judge_eval.json), "
+                "gold-set F1 0.75 (n = 420), Arabic F1 0.55, identity invariance 80% of 150 [ID] rows, κ vs gold 0.61.")
     fig2 = text[text.index("Figure 2: violence rate by condition"):text.index("Figure 3:")]
     t3 = text[text.index("Table 3: violence rate by condition"):text.index("Table 4:")]
     assert sentence in fig2 and sentence in t3
     synthetic.write_run(tmp_path, probe=False)
     code, out = run_report(tmp_path, judge_eval=False)
     assert code == 0, out
-    assert "V labelled by lexicon-v1; this judge has not been evaluated against the gold set" in _html_text(
+    assert "V labelled by lexicon-v1; this judge has not been evaluated against the gold sets" in _html_text(
         (tmp_path / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
 
 

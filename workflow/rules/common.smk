@@ -85,7 +85,7 @@ def slice_targets(slice_name):
 
 
 def judge_evaluation(wildcards):
-    """The gold-set evaluation of the configured judge (one judge; a jury's members are evaluated one by one)."""
+    """The evaluation of the configured judge on the named gold sets (one judge; a jury's members are evaluated one by one)."""
     judge = PARAMS.label.judge
     return [artefacts.judge_eval(judge)] if isinstance(judge, str) and ":" not in judge else []
 

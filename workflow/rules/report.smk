@@ -1,6 +1,7 @@
 rule report:
     """Figures, paper tables, the self-contained HTML report with its headline on excess over the placebo floor,
-    the judge's gold-set scores next to V, drill-down to matched pairs, and the sample browser."""
+    the judge's held-out realistic and single-sentence gold scores next to V, drill-down to matched pairs, and the
+    sample browser."""
     input:
         table=artefacts.metrics("{slice}")["table"],
         summary=artefacts.metrics("{slice}")["summary"],
