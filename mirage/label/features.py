@@ -88,14 +88,6 @@ def _thing_class(tok, d) -> str:
     return "thing"
 
 
-def _question_at(analysis, i: int) -> bool:
-    """Whether token i's sentence ends with a question mark (sentence ends cached on the analysis)."""
-    ends = analysis.__dict__.get("_question_ends")
-    if ends is None:
-        ends = analysis._question_ends = [(s.start, s.end, s.text.rstrip().endswith("?")) for s in analysis.d.sents]
-    return next((q for start, end, q in ends if start <= i < end), False)
-
-
 def _context(analysis, tok, quote_speaker) -> str:
     """asserted 'a', negated 'neg', in a question 'q', unasserted (if-clause) 'u', someone else's claim 'c',
     in a quotation of the protagonist 'qp' / of someone else 'qo'."""
@@ -104,7 +96,7 @@ def _context(analysis, tok, quote_speaker) -> str:
         return "neg"
     if quote_speaker is not None:
         return "qp" if quote_speaker == 0 else "qo"
-    if _question_at(analysis, tok.i):
+    if d.sent_of[tok.i] in analysis.question_sents:
         return "q"
     status = analysis._status(tok)
     return {"unasserted": "u", "claim": "c"}.get(status, "a")

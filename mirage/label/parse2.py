@@ -422,6 +422,7 @@ class Analysis:
         self.disclaimer = [self.d.disclaimed(s) for s in self.sents]
         self.rebuttal_sents = [n for n, s in enumerate(self.sents) if self._rebuts(s)]
         self.exoneration_sents = [n for n in self.rebuttal_sents if self._exonerates(self.sents[n])]
+        self.question_sents = {n for n, s in enumerate(self.sents) if s.text.rstrip().endswith("?")}
 
     # what the text asserts
     def _rebuts(self, sent) -> bool:
