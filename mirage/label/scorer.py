@@ -38,14 +38,14 @@ class LinearModel:
         return int(self.probability(features) >= self.threshold)
 
 
-def rules_only(family: str, features: list[str]) -> bool:
+def rules_only(features: list[str]) -> bool:
     """Is this text labelled by the rule verdict alone (a text of one sentence, in either language family)?"""
     return "T:sentences:1" in features
 
 
 def label(models: dict[str, LinearModel], family: str, features: list[str]) -> int:
     """The scorer's label of one featurised text (`mirage.label.features.featurise`)."""
-    if rules_only(family, features):
+    if rules_only(features):
         return int("R:1" in features)
     return models[family].label(features)
 

@@ -101,7 +101,7 @@ def scored_rows(rows: list[Row], feats: list[list[str]]) -> list[int]:
     """Indices of the rows the scorer labels (an Arabic text of one sentence keeps the rules: `RULES_ONLY`)."""
     from mirage.label.scorer import rules_only
 
-    return [i for i, (r, f) in enumerate(zip(rows, feats, strict=True)) if not rules_only(r.family, f)]
+    return [i for i, (r, f) in enumerate(zip(rows, feats, strict=True)) if not rules_only(f)]
 
 
 def select(features: list[str], groups: frozenset[str]) -> list[str]:
