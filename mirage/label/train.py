@@ -98,7 +98,7 @@ def featurise_rows(rows: list[Row], data_dir: str = "data", cache: Path | None =
 
 
 def scored_rows(rows: list[Row], feats: list[list[str]]) -> list[int]:
-    """Indices of the rows the scorer labels (an Arabic text of one sentence keeps the rules: `RULES_ONLY`)."""
+    """Indices of the rows the scorer labels (a text of one sentence keeps the rule verdict: `scorer.rules_only`)."""
     from mirage.label.scorer import rules_only
 
     return [i for i, (r, f) in enumerate(zip(rows, feats, strict=True)) if not rules_only(f)]
