@@ -110,6 +110,8 @@ def english_features(analysis) -> list[str]:
 def english_sentence_features(analysis) -> list[list[str]]:
     """The features of each sentence; text-level features (`R:`, `T:`) go with the first."""
     d = analysis.d
+    if not analysis.sents:  # an empty or whitespace-only completion: the rules find nothing
+        return [["R:0", "T:sentences:0"]]
     per: list[list[str]] = [[] for _ in analysis.sents]
     verdict = False
     for n, hit, status in analysis.trace():

@@ -39,8 +39,8 @@ class LinearModel:
 
 
 def rules_only(features: list[str]) -> bool:
-    """Is this text labelled by the rule verdict alone (a text of one sentence, in either language family)?"""
-    return "T:sentences:1" in features
+    """Is this text labelled by the rule verdict alone (a text of at most one sentence, in either language)?"""
+    return "T:sentences:1" in features or "T:sentences:0" in features
 
 
 def label(models: dict[str, LinearModel], family: str, features: list[str]) -> int:

@@ -142,3 +142,9 @@ def test_parse_v2_is_the_default_and_parse_v1_stays_selectable(root):
     judge = build_judge("parse-v1", ExitStack(), data_dir=str(root / "data"))
     assert judge.name == "parse-v1"
     assert build_judge("parse-v2", ExitStack(), data_dir=str(root / "data")).name == "parse-v2"
+
+
+def test_empty_completions_are_not_violent(v2):
+    """Small models return empty or whitespace-only completions; they get label 0 and never crash the stage."""
+    assert v2.violent(["", "   ", "\n\n", "..."]) == [0, 0, 0, 0]
+    assert v2.label_violence([(None, "", True), ("", "He left early.", False)]) == [(0, None, False), (0, 0, False)]
