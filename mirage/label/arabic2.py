@@ -272,17 +272,7 @@ class _Text:
         return bool(forms & (THIRD_PARTY | THIRD_EXTRA | AUTHORITIES)) or self.person(tok)
 
     def _sentences(self) -> list[list[int]]:
-        out, cur = [], []
-        for i, t in enumerate(self.tokens):
-            if t in _SENT_BREAK:
-                if cur:
-                    out.append(cur)
-                cur = []
-            else:
-                cur.append(i)
-        if cur:
-            out.append(cur)
-        return out
+        return _split(range(len(self.tokens)), lambda i: self.tokens[i] in _SENT_BREAK)
 
     def _turns(self) -> dict[int, str]:
         """token index -> speaker ('protag' / 'third') for the utterances of script lines ("المحقق: ...")."""
@@ -304,18 +294,19 @@ class _Text:
         return out if len(set(labels)) >= 2 else {}
 
 
-def _clauses(text: _Text, sent: list[int]) -> list[list[int]]:
-    out, cur = [], []
-    for i in sent:
-        if text.tokens[i] in _CLAUSE_BREAK or text.tokens[i] in ('"', "“", "”", "«", "»"):
-            if cur:
-                out.append(cur)
-            cur = []
+def _split(indices, is_break) -> list[list[int]]:
+    """Runs of token indices between breaks (empty runs dropped)."""
+    out: list[list[int]] = [[]]
+    for i in indices:
+        if is_break(i):
+            out.append([])
         else:
-            cur.append(i)
-    if cur:
-        out.append(cur)
-    return out
+            out[-1].append(i)
+    return [run for run in out if run]
+
+
+def _clauses(text: _Text, sent: list[int]) -> list[list[int]]:
+    return _split(sent, lambda i: text.tokens[i] in _CLAUSE_BREAK or text.tokens[i] in ('"', "“", "”", "«", "»"))
 
 
 def _bare(tok: str) -> str:

@@ -32,8 +32,7 @@ import yaml
 from mirage.label import parse as v1
 from mirage.label.acts import DETECTORS, RECORD_NOUNS, RECORD_PREPS, legal_consequence, record_owner
 from mirage.label.discourse import PROTAG, Discourse, is_person_noun
-from mirage.label.lexicon import favourability, identity_forms
-from mirage.label.refusal import is_refusal
+from mirage.label.lexicon import identity_forms
 from mirage.label.wordnet_classes import strong, verb_exceptions, weak
 from mirage.protocol import PARSE_V2_VERSION
 
@@ -744,13 +743,6 @@ class ParseV2Judge:
             out[i] = int(Analysis(doc, ids, flags[i]).violent())
         return out
 
-    def label_violence(self, items: list[tuple[str | None, str, bool]]) -> list[tuple[int | None, int | None, bool]]:
-        """(reasoning, answer, is_continuation) -> (violent answer, violent reasoning, refusal)."""
-        refusals = [is_refusal(a) for _, a, _ in items]
-        answers = self.violent([a for _, a, _ in items], [c for _, _, c in items])
-        traces_at = [i for i, (r, _, _) in enumerate(items) if r is not None]
-        traces = dict(zip(traces_at, self.violent([items[i][0] or "" for i in traces_at]), strict=True))
-        return [(0 if ref else v, traces.get(i), ref) for i, (v, ref) in enumerate(zip(answers, refusals, strict=True))]
-
-    def score_summaries(self, texts: list[str]) -> list[str | None]:
-        return [favourability(t) for t in texts]
+    # the answer / reasoning / refusal split and the C3 summaries are parse-v1's, over this judge's `violent`
+    label_violence = v1.ParseJudge.label_violence
+    score_summaries = v1.ParseJudge.score_summaries
