@@ -94,10 +94,16 @@ def judge_realistic_heldout(data: str = DATA) -> str:
     return f"{data}/judge/realistic/heldout.jsonl"
 
 
+def judge_real(data: str = DATA) -> str:
+    """The real-text gold set: texts taken as they are from public sources, one row per text with its source
+    (data/judge/real/README.md); `source_split` marks the frozen held-out sources."""
+    return f"{data}/judge/real/real.jsonl"
+
+
 def judge_gold_sets(data: str = DATA) -> list[str]:
     """The named gold sets the pipeline's judge stage evaluates together (`mirage judge eval --gold ...`): single
-    sentences, the realistic dev split and the realistic held-out split."""
-    return [judge_gold(data), judge_realistic_dev(data)[0], judge_realistic_heldout(data)]
+    sentences, the realistic dev split, the realistic held-out split and the real-text set."""
+    return [judge_gold(data), judge_realistic_dev(data)[0], judge_realistic_heldout(data), judge_real(data)]
 
 
 def judge_training(data: str = DATA) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mirage.config.validation import ValidationParams
-from mirage.protocol import DEFAULT_JUDGE, LEXICON_VERSION, PARSE_VERSION
+from mirage.protocol import DEFAULT_JUDGE, LEXICON_VERSION, PARSE_V2_VERSION, PARSE_VERSION
 
 
 class LabelParams(BaseModel):
@@ -13,8 +13,9 @@ class LabelParams(BaseModel):
 
     judge: str | list[str] = Field(
         DEFAULT_JUDGE,
-        description=f"Violence judge: `{DEFAULT_JUDGE}` (offline discourse-level parse rules for multi-sentence text, the "
-                    f"default), `{PARSE_VERSION}` (the single-sentence parse rules), `{LEXICON_VERSION}` "
+        description=f"Violence judge: `{DEFAULT_JUDGE}` (offline: identity forms from data, parse rules and an agent "
+                    f"core weighed by a learned layer chosen on real text, the default), `{PARSE_V2_VERSION}` (the "
+                    f"previous discourse-level judge), `{PARSE_VERSION}` (the single-sentence parse rules), `{LEXICON_VERSION}` "
                     "(word counting as in Abid et al.), a registry model name used as an LLM judge (paper §3.6 stage 1), "
                     "or a jury: a list of >= 2 names (or `jury:A,B,C`) labelling by majority vote. "
                     "Measure any of them first: `mirage judge eval --judge NAME`.",

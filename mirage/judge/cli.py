@@ -42,6 +42,8 @@ def _table(doc: dict) -> str:
                      f"{_f(s['accuracy']):>5s} {_f(s['kappa']):>6s}")
     if "by_split" in doc:
         lines.append(_split_table(doc["by_split"]))
+    if "by_source" in doc:
+        lines.append(_source_table(doc))
     inv = doc["invariance"]
     lines.append(f"identity invariance: {inv['invariant']}/{inv['rows']} placeholder rows labelled alike for every "
                  f"identity (rate {inv['rate']})")
@@ -49,6 +51,19 @@ def _table(doc: dict) -> str:
         lines.append(f"speed: {doc['ms_per_text']} ms wall, {doc['cpu_ms_per_text']} ms CPU per text "
                      f"({doc['n']} texts, one process, model loaded before timing)")
     lines.append(f"misclassified: {len(doc['misclassified'])} of {doc['n']}; unparseable verdicts: {doc['unparseable']}")
+    return "\n".join(lines)
+
+
+def _source_table(doc: dict) -> str:
+    """Real-text rows: one line per source, then the dev sources and the frozen held-out sources pooled."""
+    title = "real text, per source" + (" (each scored by a model trained without it)" if doc.get("loso") else "")
+    lines = [title, f"{'source (split)':32s} {'n':>5s} {'pos':>4s} {'P':>5s} {'R':>5s} {'F1':>5s} {'F1 95% CI':>12s}"]
+    rows = list(doc["by_source"].items()) + [(f"ALL {k} sources", v["overall"])
+                                             for k, v in doc.get("by_source_split", {}).items()]
+    for name, s in rows:
+        ci = s.get("f1_ci") or [None, None]
+        lines.append(f"{name[:32]:32s} {s['n']:5d} {s['positives']:4d} {_f(s['precision']):>5s} {_f(s['recall']):>5s} "
+                     f"{_f(s['f1']):>5s} {'[' + _f(ci[0]) + ', ' + _f(ci[1]) + ']':>12s}")
     return "\n".join(lines)
 
 
@@ -87,8 +102,12 @@ def _split_table(by_split: dict) -> str:
               help="Folder holding identities.yaml.")
 @click.option("--judge-store", type=click.Path(file_okay=False),
               help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")
+@click.option("--loso", is_flag=True,
+              help="Leave one source out (parse-v3 only; needs scikit-learn, minutes): every real-text row is labelled "
+                   "by a learned layer that never saw its source (a dev source: retrained without it; a frozen "
+                   "held-out source: the shipped weights). Other rows are labelled as usual.")
 def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | None, params_path: str, data_dir: str,
-          judge_store: str | None) -> None:
+          judge_store: str | None, loso: bool) -> None:
     """Label every gold text with the judge and write OUT/judge_eval.json: precision, recall (sensitivity),
     specificity, F1 (95% bootstrap CI over gold rows), accuracy and Cohen's kappa overall and by language, condition, shape,
     language x condition, identity, category and gold set, the same per split (dev / heldout) when rows carry
@@ -116,6 +135,8 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
         start, cpu = time.perf_counter(), time.process_time()
         verdicts = judge_obj.label_violence([(None, it.text, False) for it in items])
         seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+        if loso:
+            verdicts = _loso(name, items, verdicts, data_dir)
     except (ParamsError, DataError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -123,6 +144,8 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
         stack.close()
     doc = evaluate(name, items, [v[0] for v in verdicts], seconds, cpu_seconds)
     doc["gold"] = ", ".join(Path(p).name for p in gold_paths)
+    if loso:
+        doc["loso"] = True
     out = Path(out_dir or artefacts.judge_dir(name.replace("/", "_")))
     # speed goes beside the scores: judge_eval.json holds only what a rerun reproduces byte for byte
     timing = {k: doc.pop(k) for k in ("ms_per_text", "cpu_ms_per_text") if k in doc}
@@ -130,6 +153,24 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
     write_json(out / "timing.json", {"judge": name, "n": doc["n"], **timing})
     click.echo(_table(doc | timing))
     click.echo(f"wrote {out / 'judge_eval.json'}")
+
+
+def _loso(name: str, items: list, verdicts: list, data_dir: str) -> list:
+    """The verdicts with every real-text row relabelled leave-one-source-out (`--loso`)."""
+    from mirage.protocol import PARSE_V3_VERSION
+
+    if name != PARSE_V3_VERSION:
+        raise DataError(f"--loso: only the trainable judge {PARSE_V3_VERSION} can leave a source out (got {name})")
+    from mirage.label.train3 import loso_labels
+
+    real = [k for k, it in enumerate(items) if it.extra.get("source_split")]
+    if not real:
+        raise DataError("--loso: no real-text rows (rows with source and source_split) among the --gold files")
+    labels = loso_labels([items[k] for k in real], data_dir)
+    out = list(verdicts)
+    for k, label in zip(real, labels, strict=True):
+        out[k] = (label, None, False)
+    return out
 
 
 @judge.command("train")
@@ -143,8 +184,18 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
                                                              "mirage/label/resources/parse2_weights.json]")
 @click.option("--cache", type=click.Path(dir_okay=False), help="Pickle of parsed texts reused between runs (a "
                                                                "speed-up only; results are identical without it).")
-def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache: str | None) -> None:
-    """Rebuild parse-v2's learned scorer (a logistic regression per language family over the rule, role and word
+@click.option("--judge", "judge_name", type=click.Choice(["parse-v3", "parse-v2"]), default="parse-v3", show_default=True,
+              help="Which learned layer: parse-v3's (synthetic texts + the real-text dev sources, C and threshold by "
+                   "leave-one-source-out F1; --gold does not apply) or parse-v2's.")
+def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache: str | None, judge_name: str) -> None:
+    """Rebuild parse-v3's (default) or parse-v2's learned layer from committed gold files, deterministically.
+
+    parse-v3: one logistic regression per language family over mirage.label.parse3's features, trained on the
+    synthetic training texts and the dev sources of data/judge/real/real.jsonl (never a held-out source); C and the
+    threshold maximise the pooled leave-one-source-out F1 of the real dev rows. Example:
+    mirage judge train --out /tmp/parse3.json
+
+    parse-v2 (below). (a logistic regression per language family over the rule, role and word
     features of mirage.label.features) from committed gold files: C and threshold by 5-fold cross-validation,
     deterministic (fixed seed, sorted output). The weights file records the sha256 of every training file.
     Needs scikit-learn (the `test` extra). Example: mirage judge train --out /tmp/weights.json
@@ -152,6 +203,9 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
     from mirage.label.scorer import WEIGHTS
     from mirage.label.train import train, training_files, write_weights
 
+    if judge_name == "parse-v3":
+        _train_v3(data_dir, out, cache)
+        return
     try:
         doc = train(list(files) or training_files(data_dir), data_dir, Path(cache) if cache else None,
                     progress=lambda m: click.echo(m, err=True))
@@ -166,4 +220,25 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
         click.echo(f"{family}: n={m['n']} C={m['c']} threshold={m['threshold']} cross-validated F1={m['cv_f1']} "
                    f"(realistic dev, n={m.get('n_tune', m['n'])}: {m.get('tune_f1', m['cv_f1'])}) "
                    f"weights={len(m['weights'])}")
+    click.echo(f"wrote {path}")
+
+
+def _train_v3(data_dir: str, out: str | None, cache: str | None) -> None:
+    from mirage.label.parse3 import WEIGHTS
+    from mirage.label.train import write_weights
+    from mirage.label.train3 import train
+
+    try:
+        doc = train(data_dir, Path(cache) if cache else None, progress=lambda m: click.echo(m, err=True))
+    except DataError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except ImportError as exc:  # scikit-learn missing
+        click.echo(f"error: {exc} (mirage judge train needs the `test` extra)", err=True)
+        sys.exit(1)
+    path = write_weights(doc, Path(out) if out else WEIGHTS)
+    for family, m in doc["models"].items():
+        per = ", ".join(f"{s} {v['f1']:.2f}" for s, v in m["loso_by_source"].items())
+        click.echo(f"{family}: n={m['n']} ({m['n_real']} real) C={m['c']} threshold={m['threshold']} "
+                   f"pooled LOSO F1={m['loso_f1']} ({per}) weights={len(m['weights'])}")
     click.echo(f"wrote {path}")

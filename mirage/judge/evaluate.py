@@ -1,6 +1,8 @@
 """Score a judge's labels against gold items: P/R/F1/accuracy/kappa/sensitivity/specificity overall and by
 language, condition, shape, language family x condition, identity, category and gold set; the same block per
-split (dev / heldout) when rows carry one; identity invariance of placeholder rows; the misclassified rows.
+split (dev / heldout) when rows carry one; for real-text rows (a `source` and a `source_split`) the scores per
+source and per source split (dev sources / frozen held-out sources); identity invariance of placeholder rows; the
+misclassified rows.
 Intervals resample gold rows (a row and its texts, one per identity, together), not texts."""
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def evaluate(judge_name: str, items: list[GoldItem], predicted: list[int | None]
     misclassified = [
         {"line": it.line, "text": it.text, "identity": it.identity, "language": it.language, "cat": it.cat,
          "label": it.label, "predicted": predicted[i], "set": it.source, "condition": it.condition,
-         **{k: v for k, v in (("id", it.row_id), ("split", it.split), ("shape", it.shape), ("reasoning", it.reasoning)) if v}}
+         **{k: v for k, v in (("id", it.row_id), ("split", it.split), ("shape", it.shape), ("reasoning", it.reasoning),
+                              ("source", it.extra.get("source"))) if v}}
         for i, it in enumerate(items) if pred[i] != it.label
     ]
     doc = {
@@ -137,6 +140,12 @@ def evaluate(judge_name: str, items: list[GoldItem], predicted: list[int | None]
         "by_set": _grouped(items, every, y, pred, lambda it: it.source),
         "misclassified": misclassified,
     }
+    sourced = [i for i in every if items[i].extra.get("source_split")]
+    if sourced:
+        doc["by_source"] = _grouped(items, sourced, y, pred,
+                                    lambda it: f"{it.extra.get('source', '?')} ({it.extra['source_split']})")
+        doc["by_source_split"] = {s: block(items, [i for i in sourced if items[i].extra["source_split"] == s], y, pred)
+                                  for s in sorted({items[i].extra["source_split"] for i in sourced})}
     splits = sorted({it.split for it in items if it.split})
     if splits:
         doc["by_split"] = {s: block(items, [i for i in every if items[i].split == s], y, pred) for s in splits}

@@ -5,7 +5,9 @@ shown with misclassified rows), `language` (default `en`; `ar`, `ar-msa`, `ar-eg
 use the Arabic forms), `cat` (str), `id` (str), `split` (`dev` | `heldout`), `shape` (str: c1-continuation,
 c2-reasoning, c3-moderation, news, story, ...), `condition` (`C1` | `C2` | `C3`; derived from `shape` when
 absent: c2-* -> C2, c3-* -> C3, else C1), `phenomena` (list of str), `label_pass2` (0/1),
-`reasoning_pass2` (str), `resolution` (str). Any other field is kept in `GoldItem.extra`.
+`reasoning_pass2` (str), `resolution` (str); real-text rows: `source` (str: the public source the text was taken
+from) and `source_split` (`dev` | `heldout`: whether the whole source is frozen as held out). Any other field is kept
+in `GoldItem.extra`.
 
 `[ID]` is the identity's adjective (`adj`); `[ID:form]` names any form of identities.yaml for the row's
 language family (en: `adj`, `noun_pl`; ar: `adj`, `adj_f`, `adj_def`, `adj_f_def`, `pl`, `pl_nom`, `pl_f`,
@@ -133,8 +135,10 @@ def _row_fields(path: Path, lineno: int, row: dict) -> dict:
     pass2 = _field(path, lineno, row, "label_pass2", (int,), required=False)
     if pass2 is not None and pass2 not in (0, 1):
         raise DataError(f"{path}:{lineno}: field label_pass2: must be 0 or 1, got {pass2!r}")
-    for name in ("reasoning_pass2", "resolution"):
+    for name in ("reasoning_pass2", "resolution", "source"):
         _field(path, lineno, row, name, (str,), required=False)
+    if _choice(path, lineno, row, "source_split", SPLITS) and not row.get("source"):
+        raise DataError(f"{path}:{lineno}: field source: required with source_split (the real text's source)")
     return {"row_id": _field(path, lineno, row, "id", (str,), required=False),
             "split": _choice(path, lineno, row, "split", SPLITS), "shape": shape, "condition": condition,
             "phenomena": tuple(phenomena), "extra": {k: v for k, v in row.items() if k not in ITEM_FIELDS}}

@@ -1,4 +1,4 @@
-"""Build a violence judge by name: `parse-v2` (default), `parse-v1`, `lexicon-v1`, a registry model (LLM judge) or a
+"""Build a violence judge by name: `parse-v3` (default), `parse-v2`, `parse-v1`, `lexicon-v1`, a registry model (LLM judge) or a
 jury.
 
 A jury is written `jury:A,B[,C...]` (or given as a list in params.yaml `label.judge`): every member
@@ -16,9 +16,9 @@ from mirage.artefacts import DATA
 from mirage.io import DataError
 from mirage.label.labeler import Judge
 from mirage.label.lexicon import LEXICON_VERSION
-from mirage.protocol import PARSE_V2_VERSION, PARSE_VERSION
+from mirage.protocol import PARSE_V2_VERSION, PARSE_V3_VERSION, PARSE_VERSION
 
-OFFLINE_JUDGES: tuple[str, ...] = (PARSE_V2_VERSION, PARSE_VERSION, LEXICON_VERSION)
+OFFLINE_JUDGES: tuple[str, ...] = (PARSE_V3_VERSION, PARSE_V2_VERSION, PARSE_VERSION, LEXICON_VERSION)
 JURY_PREFIX = "jury:"
 
 
@@ -77,6 +77,10 @@ def build_judge(name: str | list[str], stack: ExitStack, params_path: str = "par
         return Jury(judge_name(members), [build_judge(m, stack, params_path, window, data_dir, max_tokens, batch)
                                           for m in members])
     (single,) = members
+    if single == PARSE_V3_VERSION:
+        from mirage.label.parse3 import ParseV3Judge
+
+        return ParseV3Judge(data_dir)
     if single == PARSE_V2_VERSION:
         from mirage.label.parse2 import ParseV2Judge
 

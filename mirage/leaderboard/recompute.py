@@ -189,11 +189,11 @@ def make_judge(info_name: str, judge_params: dict, params: Params, params_path: 
 def judge_params(params: Params, name: str) -> dict:
     """The settings a judge's labels depend on (pinned in the manifest)."""
     from mirage.label.lexicon import LEXICON_VERSION
-    from mirage.protocol import PARSE_V2_VERSION, PARSE_VERSION
+    from mirage.protocol import PARSE_V2_VERSION, PARSE_V3_VERSION, PARSE_VERSION
 
     if name == LEXICON_VERSION:
         return {"window": params.label.window}
-    if name in (PARSE_VERSION, PARSE_V2_VERSION):
+    if name in (PARSE_VERSION, PARSE_V2_VERSION, PARSE_V3_VERSION):
         return {}
     return {"judge_max_tokens": params.label.judge_max_tokens}
 
