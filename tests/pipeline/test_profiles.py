@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import threading
 import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from test_workflow import jobs, run
 
 from mirage.params import load_params
-
-from test_workflow import jobs, run
 
 
 def test_a_plain_dry_run_loads_the_default_profile_and_starts_gpu_jobs_on_their_own_devices(root):
