@@ -10,7 +10,8 @@ Snakemake was started without `--resources gpu=N` and so did not count) and name
 
 The pool is `CUDA_VISIBLE_DEVICES` where it is set (a scheduler's assignment, or a user keeping some GPUs out),
 else every GPU `nvidia-smi` lists. Under SLURM the locks are scoped by job id, since each job's device numbers are
-its own. A job that needs no GPU runs with `CUDA_VISIBLE_DEVICES=""` so it cannot take one by accident.
+its own. A job that needs no GPU runs with `CUDA_VISIBLE_DEVICES=""` so it cannot take one by accident; on a node
+with no GPU at all every job runs with none (the embedded model declared with GPUs still runs on the CPU).
 """
 
 from __future__ import annotations
@@ -35,16 +36,18 @@ class NoSlots(RuntimeError):
 
 
 def node_devices(environ: os._Environ | dict[str, str] | None = None) -> list[str]:
-    """The GPU ids jobs on this node share: CUDA_VISIBLE_DEVICES when set (empty = none), else nvidia-smi's list."""
+    """The GPU ids jobs on this node share: CUDA_VISIBLE_DEVICES when set (empty = none), else nvidia-smi's list,
+    else one per GPU the NVIDIA driver lists in /proc (a container without nvidia-smi)."""
     environ = os.environ if environ is None else environ
     if "CUDA_VISIBLE_DEVICES" in environ:
         return [d.strip() for d in environ["CUDA_VISIBLE_DEVICES"].split(",") if d.strip()]
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
                              text=True, timeout=60, check=True).stdout
+        return [line.strip() for line in out.splitlines() if line.strip()]
     except (OSError, subprocess.SubprocessError):
-        return []
-    return [line.strip() for line in out.splitlines() if line.strip()]
+        driver = Path("/proc/driver/nvidia/gpus")
+        return [str(i) for i in range(len(list(driver.iterdir())))] if driver.is_dir() else []
 
 
 def lock_dir(environ: os._Environ | dict[str, str] | None = None) -> Path:
@@ -127,14 +130,19 @@ def devices(gpus: int, wait_s: float, command: tuple[str, ...]) -> None:
     The workflow's GPU rules start their command this way, so `snakemake --cores all --resources gpu=8` gives every
     job its own CUDA_VISIBLE_DEVICES. The pool is CUDA_VISIBLE_DEVICES when set, else the GPUs nvidia-smi lists;
     slots are lock files in $MIRAGE_GPU_LOCKS (default: a per-user folder in the temp dir, per job under SLURM),
-    released when the command ends or is killed.
+    released when the command ends or is killed. On a node with no GPU at all the command runs with none (and says
+    so); a node with some, but fewer than GPUS, fails at once.
     """
     label = " ".join(command)[:200]
+    pool = node_devices() if gpus else []
     if gpus == 0:
         chosen, held = [], []
+    elif not pool:  # nothing to share or protect; the command (e.g. the local provider) decides whether it can run
+        chosen, held = [], []
+        click.echo(f"mirage devices: this node shows no GPU; running with none (the job declared {gpus})", err=True)
     else:
         try:
-            held = take(gpus, node_devices(), lock_dir(), label, wait_s, say=lambda m: click.echo(m, err=True))
+            held = take(gpus, pool, lock_dir(), label, wait_s, say=lambda m: click.echo(m, err=True))
         except NoSlots as exc:
             raise click.ClickException(str(exc)) from None
         chosen = [d for d, _ in held]

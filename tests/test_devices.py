@@ -120,7 +120,7 @@ def test_a_waiting_job_starts_when_devices_free_up(tmp_path):
         proc.wait()
 
 
-def test_no_gpu_job_sees_none_and_an_oversized_job_fails_at_once(tmp_path):
+def test_no_gpu_job_sees_none_an_oversized_job_fails_at_once_and_a_gpu_less_node_runs_it_on_none(tmp_path):
     env = node_env(tmp_path)
     seen = subprocess.run([sys.executable, "-m", "mirage", "devices", "--gpus", "0", "--", "sh", "-c",
                            'echo "[$CUDA_VISIBLE_DEVICES]"'], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
@@ -128,3 +128,7 @@ def test_no_gpu_job_sees_none_and_an_oversized_job_fails_at_once(tmp_path):
     big = subprocess.run([sys.executable, "-m", "mirage", "devices", "--gpus", "9", "--", "true"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert big.returncode == 1 and "needs 9 GPU(s) but this node offers 8" in big.stderr, big.stderr
+    none = subprocess.run([sys.executable, "-m", "mirage", "devices", "--gpus", "2", "--", "sh", "-c",
+                           'echo "[$CUDA_VISIBLE_DEVICES]"'], cwd=ROOT, env=env | {"CUDA_VISIBLE_DEVICES": ""},
+                          capture_output=True, text=True, timeout=60)
+    assert none.returncode == 0 and none.stdout.strip() == "[]" and "shows no GPU; running with none" in none.stderr

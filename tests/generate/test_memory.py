@@ -131,3 +131,19 @@ def test_params_yaml_declares_the_same_gpus_as_the_built_in_registry(root):
     for name, spec in MODELS.items():
         if spec.provider == "vllm":
             assert declared[name].get("gpu_type", "H100-80GB") == spec.gpu_type, name
+
+
+def test_the_workflow_refuses_what_cannot_fit_before_any_request_is_rendered(root, monkeypatch):
+    from mirage.generate.memory import slice_refusals
+    from mirage.params import MODEL_SET_ENV, load_params
+
+    monkeypatch.delenv(MODEL_SET_ENV, raising=False)
+    paper = load_params(root / "params.yaml")
+    assert slice_refusals(paper, list(paper.slices.lite.models), "lite") == []
+    paper.models["deepseek-v3"] = paper.models["deepseek-v3"].model_copy(update={"gpu_type": "H100-80GB"})
+    assert [r.split(":")[0] for r in slice_refusals(paper, list(paper.slices.lite.models), "lite")] == [
+        "deepseek-v3 does not fit on 8x H100-80GB"]
+    monkeypatch.setenv(MODEL_SET_ENV, "current")
+    current = load_params(root / "params.yaml")
+    refused = slice_refusals(current, list(current.slices.lite.models), "lite")
+    assert len(refused) == 1 and refused[0].startswith("deepseek-v3.2: deepseek-ai/DeepSeek-V3.2 ships no chat template")

@@ -127,3 +127,11 @@ def test_the_kubernetes_plugin_accepts_cpu_api_and_gpu_jobs(root, tmp_path, kube
         else:
             assert gpu in (None, "0"), (kind, container["resources"])
     assert len(KubernetesApi.created) == 3
+
+
+def test_a_dry_run_warns_of_a_model_the_gpu_memory_plan_refuses(root):
+    result = run(["snakemake", "lite", "-n", "--cores", "all", "--resources", "gpu=8", "--config", "model_set=current"],
+                 root)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert "warning: params.yaml: the GPU memory plan refuses deepseek-v3.2: deepseek-ai/DeepSeek-V3.2 ships no chat" in out
