@@ -17,9 +17,8 @@ os.environ[MODEL_SET_ENV] = PARAMS.model_set
 GPU_CONTAINER = "docker://mirage-bench/mirage:0.1.0-gpu"
 # Cluster partitions (workflow/profiles/slurm): model jobs that declare GPUs go to GPU_PARTITION.
 GPU_PARTITION, CPU_PARTITION = "gpu", "cpu"
-# Prefix of every rule that declares `gpu`: the job gets that many GPUs no other job holds as its
-# CUDA_VISIBLE_DEVICES (Snakemake's `gpu` resource only counts them; mirage/devices.py).
-ON_DEVICES = "python -m mirage devices --gpus {resources.gpu} -- "
+# GPU jobs (generate, probe) start their command with `python -m mirage devices --gpus {resources.gpu} --`, which
+# gives each that many GPUs no other job holds as its CUDA_VISIBLE_DEVICES (Snakemake's `gpu` only counts them).
 
 
 def slice_models(slice_name):
