@@ -64,16 +64,20 @@ def _slot_file(folder: Path, device: str) -> Path:
 
 
 def holders(folder: Path, devices: list[str]) -> str:
-    """Who holds which slot, as the holders wrote it (pid and command), for messages."""
+    """Who holds which slot, as the holders wrote it (pid and command), for messages; free slots are left out."""
     said = []
     for d in devices:
         try:
-            text = _slot_file(folder, d).read_text(encoding="utf-8").strip()
+            fd = os.open(_slot_file(folder, d), os.O_RDONLY)
         except OSError:
             continue
-        if text:
-            said.append(f"GPU {d}: {text}")
-    return "; ".join(said) or "no holder recorded"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # succeeds only when nobody holds it
+        except BlockingIOError:
+            said.append(f"GPU {d}: {os.pread(fd, 1000, 0).decode(errors='replace').strip() or 'unknown'}")
+        finally:
+            os.close(fd)
+    return "; ".join(said) or "none now"
 
 
 def try_take(n: int, devices: list[str], folder: Path, label: str) -> list[tuple[str, int]] | None:

@@ -132,3 +132,15 @@ def test_no_gpu_job_sees_none_an_oversized_job_fails_at_once_and_a_gpu_less_node
                            'echo "[$CUDA_VISIBLE_DEVICES]"'], cwd=ROOT, env=env | {"CUDA_VISIBLE_DEVICES": ""},
                           capture_output=True, text=True, timeout=60)
     assert none.returncode == 0 and none.stdout.strip() == "[]" and "shows no GPU; running with none" in none.stderr
+
+
+def test_holders_name_only_slots_still_held(tmp_path):
+    from mirage.devices import holders, try_take
+
+    first = try_take(1, ["0", "1"], tmp_path, "first")
+    second = try_take(1, ["0", "1"], tmp_path, "second")
+    assert [d for d, _ in first] == ["0"] and [d for d, _ in second] == ["1"]
+    os.close(first[0][1])  # released: its text stays in the file but it is no holder
+    assert holders(tmp_path, ["0", "1"]) == f"GPU 1: pid {os.getpid()} (second)"
+    os.close(second[0][1])
+    assert holders(tmp_path, ["0", "1"]) == "none now"
