@@ -184,8 +184,9 @@ def plan_model(name: str, spec: ModelSpec, longest: int) -> MemoryPlan:
         plan.refusal = (f"{name}: {spec.model_id} ships no chat template, so vLLM's LLM.chat cannot render its requests; "
                         f"use a model that has one, or mode: completion with prompts rendered by its own encoder")
         return plan
-    if length > arch.max_position:
-        plan.refusal = f"{name}: the longest request needs {length} tokens; {spec.model_id} takes at most {arch.max_position}"
+    if length > arch.max_position or length < longest:
+        most = min(arch.max_position, spec.max_model_len or arch.max_position)
+        plan.refusal = f"{name}: the longest request needs up to {longest} tokens; max_model_len would be {most}"
         return plan
     plan.max_model_len = length
     weights, kv, util, seqs = _budget(arch, spec, spec.gpus, spec.gpu_type, length, spec.gpu_memory_utilization)
@@ -194,7 +195,7 @@ def plan_model(name: str, spec: ModelSpec, longest: int) -> MemoryPlan:
     gib = GPU_GIB[spec.gpu_type]
     plan.probe_fits = weights + PROBE_ACTIVATIONS_GIB <= MAX_UTILIZATION * gib
     if util is None:
-        plan.options = alternatives(name, arch, spec, length)
+        plan.options = alternatives(arch, spec, length)
         plan.refusal = (f"{name} does not fit on {spec.gpus}x {spec.gpu_type}: {weights:.1f} GiB of weights + {kv:.2f} GiB "
                         f"of KV cache for {length} tokens + {OVERHEAD_GIB:g} GiB overhead per GPU > "
                         f"{spec.gpu_memory_utilization or MAX_UTILIZATION:g} x {gib:g} GiB; would fit: "
@@ -202,7 +203,7 @@ def plan_model(name: str, spec: ModelSpec, longest: int) -> MemoryPlan:
     return plan
 
 
-def alternatives(name: str, arch: Arch, spec: ModelSpec, length: int) -> list[str]:
+def alternatives(arch: Arch, spec: ModelSpec, length: int) -> list[str]:
     """What would fit on one node: more GPUs of the declared kind; a larger kind of GPU where it needs fewer (or the
     declared kind cannot hold it at all); the 4-bit variant."""
     def smallest(gpu_type: str, above: int) -> int | None:

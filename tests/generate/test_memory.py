@@ -80,6 +80,8 @@ def test_every_registry_model_fits_or_is_refused_with_what_would():
             continue
         plan = plan_model(name, spec, 2927)
         assert plan.fits or "chat template" in plan.refusal, (name, plan.refusal)
+    short = plan_model("llama-3.3-70b", MODELS["llama-3.3-70b"].model_copy(update={"max_model_len": 2048}), 2927)
+    assert short.refusal == "llama-3.3-70b: the longest request needs up to 2927 tokens; max_model_len would be 2048"
     v32 = plan_model("deepseek-v3.2", MODELS["deepseek-v3.2"], 2927)
     assert not v32.fits and "ships no chat template" in v32.refusal
     too_few = plan_model("llama-3.3-70b", MODELS["llama-3.3-70b"].model_copy(update={"gpus": 1, "tensor_parallel_size": 1}), 2927)
