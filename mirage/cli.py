@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "generate": "mirage.generate.cli:generate",
     "estimate": "mirage.generate.cli:estimate",
     "dvc-yaml": "mirage.dvc_yaml:dvc_yaml",
+    "devices": "mirage.devices:devices",
     "audit": "mirage.audit:audit",
     "leaderboard": "mirage.leaderboard.cli:leaderboard",
 }

@@ -18,6 +18,10 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 UNPINNED = "REPLACE_WITH_COMMIT_SHA"
 SMOLLM2_SHA = "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 ServerKind = Literal["openai", "vllm", "llama.cpp", "other"]
+#: GPU memory in GiB as nvidia-smi reports it (H100 SXM 80GB: 81,559 MiB; H200: 143,771 MiB; A100 80GB: 81,920 MiB);
+#: the GPU memory plan (mirage/generate/memory.py) checks each open model's declaration against it.
+GPU_GIB: dict[str, float] = {"H100-80GB": 79.6, "A100-80GB": 80.0, "H200-141GB": 140.4}
+GpuType = Literal["H100-80GB", "A100-80GB", "H200-141GB"]
 #: Per server kind, the values that switch off the samplers a server applies beyond temperature and top_p unless
 #: told otherwise: llama.cpp's server defaults to top_k 40 and min_p 0.05 (llama-cpp-python's also to repeat_penalty
 #: 1.1); `vllm serve` takes top_k, min_p and repetition_penalty from the model's generation_config.json.
@@ -45,6 +49,12 @@ class ModelSpec(BaseModel):
     mode: Literal["chat", "completion"] = Field("chat", description="chat: send `messages` (chat template); completion: send the raw `prompt`.")
     gpus: int = Field(0, ge=0, le=1024, description="GPUs the job needs (Snakemake resources: gpu=N).")
     tensor_parallel_size: int = Field(1, ge=1, le=1024, description="vLLM tensor parallel size.")
+    gpu_type: GpuType = Field("H100-80GB", description="The GPUs the job runs on (App. J: 8x H100 80GB); the GPU memory "
+                              "plan (`mirage estimate`) checks weights + KV cache against them and refuses what cannot fit.")
+    max_model_len: int | None = Field(None, ge=256, le=10_485_760, description="vLLM max_model_len; null = the memory plan's "
+                                      "bound of the protocol's longest request (prompt + max_tokens).")
+    gpu_memory_utilization: float | None = Field(None, gt=0, le=0.99, description="vLLM gpu_memory_utilization; null = from "
+                                                 "the memory plan (0.90, raised up to 0.95 where the longest request needs it).")
     quantization: Literal["awq", "gptq", "fp8"] | None = Field(None, description="vLLM weight quantization; null = dtype below. Part of the store key.")
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field("auto", description="Weight dtype (local/vllm). Part of the store key.")
     max_concurrency: int = Field(8, ge=1, le=100_000, description="Concurrent in-flight requests (API providers); not part of the store key.")
@@ -93,7 +103,8 @@ class ModelSpec(BaseModel):
     #: Settings that change how a job runs but never what it produces: left out of the store key and of the
     #: workflow's rerun trigger (both read `output_settings`, so the two can never disagree).
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({
-        "gpus", "tensor_parallel_size", "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
+        "gpus", "tensor_parallel_size", "gpu_type", "max_model_len", "gpu_memory_utilization",
+        "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
         "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
         "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size", "retires",
     })
@@ -145,6 +156,8 @@ class ModelSpec(BaseModel):
                     "stream_options"}
         if clash := sorted(reserved & set(self.sampling_extra)):
             raise ValueError(f"sampling_extra cannot set {', '.join(clash)} (set by the protocol params)")
+        if self.provider != "vllm" and (self.max_model_len or self.gpu_memory_utilization):
+            raise ValueError("max_model_len and gpu_memory_utilization are vLLM engine settings (provider 'vllm')")
         if self.provider == "vllm" and self.gpus < self.tensor_parallel_size:
             raise ValueError(f"gpus ({self.gpus}) must be >= tensor_parallel_size ({self.tensor_parallel_size})")
         return self
@@ -214,7 +227,8 @@ def default_models() -> dict[str, ModelSpec]:
         "llama-3.3-70b-awq": _vllm("casperhansen/llama-3.3-70b-instruct-awq", 1, "float16", quantization="awq", throughput_tok_s=900.0),
         "qwen2.5-72b": _vllm("Qwen/Qwen2.5-72B-Instruct", 2, throughput_tok_s=1400.0),
         "qwen2.5-72b-awq": _vllm("Qwen/Qwen2.5-72B-Instruct-AWQ", 1, "float16", quantization="awq", throughput_tok_s=850.0),
-        "deepseek-v3": _vllm("deepseek-ai/DeepSeek-V3", 8, throughput_tok_s=1200.0),
+        # FP8 weights (~627 GiB) exceed 8x H100 (~573 GiB usable); vLLM's DeepSeek-V3 recipe runs them on 8x H200
+        "deepseek-v3": _vllm("deepseek-ai/DeepSeek-V3", 8, throughput_tok_s=1200.0, gpu_type="H200-141GB"),
         # model set `current`: the newest snapshot of each provider that takes the protocol's temperature and top_p
         "gpt-4.1": ModelSpec(provider="openai", model_id="gpt-4.1-2025-04-14", revision="gpt-4.1-2025-04-14",
                              retires=RETIRES["gpt-4.1-2025-04-14"], api_key_env="OPENAI_API_KEY", max_concurrency=16,
@@ -226,7 +240,7 @@ def default_models() -> dict[str, ModelSpec]:
                                       base_url=GEMINI_OPENAI_URL, api_key_env="GEMINI_API_KEY", stream=False, max_concurrency=8),
         "llama-4-scout": _vllm("meta-llama/Llama-4-Scout-17B-16E-Instruct", 4),
         "qwen3-235b": _vllm("Qwen/Qwen3-235B-A22B-Instruct-2507", 8),
-        "deepseek-v3.2": _vllm("deepseek-ai/DeepSeek-V3.2", 8),
+        "deepseek-v3.2": _vllm("deepseek-ai/DeepSeek-V3.2", 8, gpu_type="H200-141GB"),
     }
 
 

@@ -16,6 +16,10 @@ unset), `retired: release only` (its snapshot is shut down: only released comple
 pinned`. Tokens, cost and time count only the calls still to send (`to_send`); a retired or unpinned row, which
 cannot send, gets none. `whole_slice` plans as if no store held anything and leaves the status out: the
 deterministic cost of the whole slice that the workflow records for the report.
+
+`memory`: the GPU memory plan of every open (vllm) model (mirage/generate/memory.py): weights and KV cache of the
+slice's longest request against its declared GPUs, the max_model_len and gpu_memory_utilization `mirage generate`
+will use, and for a model that cannot fit a refusal naming what would (more GPUs, H200, a 4-bit variant).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 
 from mirage import artefacts
 from mirage.config.generate import ModelSpec
+from mirage.generate.memory import MemoryPlan, format_plans, plan_models
 from mirage.generate.readiness import RETIRED, UNPINNED, rendered_requests, request_files, send_blockers, status
 from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, settings_for
 from mirage.protocol import CONDITIONS
@@ -108,8 +113,10 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
                 store.close()
     keys = ("request_rows", "requests", "samples", "calls", "stored", "to_send", "tokens_in", "tokens_out", *COST_KEYS)
     totals = {k: _sum(r[k] for r in out_rows) for k in keys}
+    max_tokens = {c: settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS}
+    memory = [p.as_dict() for p in plan_models(params, names, by_cond, max_tokens)]
     return {
-        "slice": slice_name, "rows": out_rows, "totals": totals,
+        "slice": slice_name, "rows": out_rows, "totals": totals, "memory": memory,
         "assumptions": {
             "chars_per_token": gen.chars_per_token, "expected_output_fraction": gen.expected_output_fraction,
             "input_tokens_counted_by": counted_by,
@@ -159,5 +166,6 @@ def format_table(result: dict[str, Any]) -> str:
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     head = f"slice {result['slice']}" + (f" (model set {result['model_set']})" if result.get("model_set") else "")
+    plans = format_plans([MemoryPlan(**m) for m in result.get("memory", [])])
     return "\n".join([head, fmt.format(*cols)] + [fmt.format(*r) for r in rows]
-                     + [result["assumptions"]["note"]])
+                     + [result["assumptions"]["note"]] + ([plans] if plans else []))

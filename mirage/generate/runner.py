@@ -206,7 +206,10 @@ class GenerationRun:
 
     def provider(self) -> Provider:
         if self._provider is None:
-            self._provider = build_provider(self.name, self.spec)
+            from mirage.generate.memory import longest_request
+
+            longest = longest_request([(list(self.firsts.values()), self.st.max_tokens)], self.spec.mode)
+            self._provider = build_provider(self.name, self.spec, longest)
             self._provider.state_dir = str(self.store.write_dir / "batches")
             Path(self._provider.state_dir).mkdir(parents=True, exist_ok=True)
         return self._provider

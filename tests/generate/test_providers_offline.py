@@ -55,7 +55,7 @@ def test_vllm_refuses_unpinned_and_builds_requests_without_vllm():
     check_pinned("x", spec.model_copy(update={"allow_unpinned": True}))
     pinned = default_models()["qwen2.5-72b-awq"].model_copy(update={"revision": "a" * 40})
     kw = engine_kwargs(pinned)
-    assert kw["revision"] == "a" * 40 and kw["quantization"] == "awq" and kw["tensor_parallel_size"] == 1
+    assert kw["revision"] == "a" * 40 and kw["quantization"] == "awq_marlin" and kw["tensor_parallel_size"] == 1
     assert engine_kwargs(spec.model_copy(update={"allow_unpinned": True})).get("revision") is None
     assert sampling_kwargs(S) == {"n": 1, "temperature": 0.7, "top_p": 0.9, "max_tokens": 32, "seed": 42}
     out = SimpleNamespace(request_id=3, prompt_token_ids=[1, 2, 3],

@@ -85,7 +85,8 @@ def test_slurm_profile_sends_model_jobs_to_the_gpu_partition_with_their_gpus(roo
     result = run(["snakemake", "-n", "--profile", "workflow/profiles/slurm", "all"], root)
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    assert "Using profile workflow/profiles/slurm" in out
+    # the workflow profile (profiles/default) is loaded after it, as Snakemake documents
+    assert "Using profiles workflow/profiles/slurm and workflow specific profile profiles/default" in out
     profile = yaml.safe_load((root / "workflow/profiles/slurm/config.yaml").read_text(encoding="utf-8"))
     params = load_params(root / "params.yaml")
     seen = set()

@@ -4,6 +4,7 @@ import os
 import sys
 
 from mirage import artefacts
+from mirage.generate.memory import slice_refusals
 from mirage.generate.readiness import NotReady, check_slice
 from mirage.params import MODEL_SET_ENV, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
@@ -16,6 +17,8 @@ os.environ[MODEL_SET_ENV] = PARAMS.model_set
 GPU_CONTAINER = "docker://mirage-bench/mirage:0.1.0-gpu"
 # Cluster partitions (workflow/profiles/slurm): model jobs that declare GPUs go to GPU_PARTITION.
 GPU_PARTITION, CPU_PARTITION = "gpu", "cpu"
+# GPU jobs (generate, probe) start their command with `python -m mirage devices --gpus {resources.gpu} --`, which
+# gives each that many GPUs no other job holds as its CUDA_VISIBLE_DEVICES (Snakemake's `gpu` only counts them).
 
 
 def slice_models(slice_name):
@@ -61,16 +64,21 @@ def probe_models(slice_name):
 
 def ready_models(slice_name):
     """The slice's models, checked at DAG time (mirage.generate.readiness): a model that would have to send
-    requests it cannot send (retired, unpinned, no key) is refused before any job starts, naming what it lacks;
+    requests it cannot send (retired, unpinned, no key), or an open model its GPUs cannot hold (GPU memory plan,
+    mirage.generate.memory), is refused before any job starts, naming what it lacks;
     one whose store already holds every sample runs without a key. Before the requests are rendered only models
     with an empty store can be refused here; the generation jobs check again before any call. A dry run warns."""
     names = slice_models(slice_name)
+    problems = [f"params.yaml: the GPU memory plan refuses {r}; nothing was started"
+                for r in slice_refusals(PARAMS, names, slice_name)]  # `mirage estimate` prints the whole plan
     try:
         check_slice(PARAMS, names, slice_name)
     except NotReady as exc:
-        if not workflow.dryrun:
-            raise
-        print(f"warning: {exc}", file=sys.stderr)
+        problems.insert(0, str(exc))
+    if problems and not workflow.dryrun:
+        raise NotReady("\n".join(problems))
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
     return names
 
 

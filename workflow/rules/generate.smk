@@ -33,7 +33,7 @@ for _condition in CONDITIONS:
         container:
             GPU_CONTAINER
         shell:
-            "python -m mirage generate --model {wildcards.model} --slice {wildcards.slice} --condition {params.condition}"
+            "python -m mirage devices --gpus {resources.gpu} -- python -m mirage generate --model {wildcards.model} --slice {wildcards.slice} --condition {params.condition}"
             " --requests {input.requests} --store {params.store} --views-dir {params.views_dir} --marker {output.marker}"
             " --log {log}"
 

@@ -20,5 +20,5 @@ rule probe:
     container:
         GPU_CONTAINER
     shell:
-        "python -m mirage probe --model {wildcards.model} --prompts {input.prompts} --stems {input.stems}"
+        "python -m mirage devices --gpus {resources.gpu} -- python -m mirage probe --model {wildcards.model} --prompts {input.prompts} --stems {input.stems}"
         " --exclusions {input.exclusions} --out-dir {params.out_dir} > {log} 2>&1"

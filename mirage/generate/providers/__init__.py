@@ -20,6 +20,8 @@ def provider_class(provider: str) -> type[Provider]:
     return getattr(importlib.import_module(module), attr)
 
 
-def build_provider(name: str, spec: ModelSpec) -> Provider:
-    """Instantiate the provider for registry entry `name`."""
-    return provider_class(spec.provider)(name, spec)
+def build_provider(name: str, spec: ModelSpec, longest_request: int | None = None) -> Provider:
+    """Instantiate the provider for registry entry `name`; `longest_request` (the token bound of the run's longest
+    request) sizes the engines that plan GPU memory by it (vllm)."""
+    cls = provider_class(spec.provider)
+    return cls(name, spec, longest_request=longest_request) if spec.provider == "vllm" else cls(name, spec)
