@@ -42,8 +42,10 @@ torch-source:
 demo: $(STAMP)
 	snakemake --cores all demo --quiet rules host
 
+# Every GPU of this node (none: 0); each GPU job still gets devices of its own (`mirage devices`, docs/generation.md).
+GPUS ?= $(shell nvidia-smi -L 2>/dev/null | wc -l)
 lite:
-	snakemake --cores all lite
+	snakemake lite --cores all --resources gpu=$(GPUS) api=4
 
 test: $(STAMP)
 	$(PYTHON) -m pytest
