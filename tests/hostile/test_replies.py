@@ -321,3 +321,63 @@ def test_a_hostile_reply_is_one_failed_call_and_an_outage_loses_no_sample(case: 
     views = [row for p in sorted((tmp_path / "gen/hostile/full/C1").glob("*.jsonl")) for row in read_jsonl(p)]
     assert len(views) == ROWS and not any(v["error"] for v in views)
     assert json.loads(marker.read_text())["missing"] == 0
+
+
+@pytest.mark.parametrize("served, warned", [("gpt-evil", True), ("fake-model-2025-01-01", False), ("models/fake-model", False)])
+def test_the_served_model_is_stored_and_a_mismatch_is_reported(served, warned, server: HostileServer, forkserver, tmp_path):
+    write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(ROWS, "C1"))
+    (tmp_path / "tmp").mkdir()
+    argv = ["generate", "--model", "hostile", "--slice", "full", "--condition", "C1", "--params",
+            str(write_case(tmp_path, server.url, Case("warn", None, "reply"))), *gen_paths(tmp_path, "C1", "hostile")]
+    server.reset(mutated(lambda d: d.update(model=served)))
+    r = forkserver.run(argv, tmp_path, {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C.UTF-8"},
+                       tmp_path / "tmp", 120, 2048)
+    assert r["code"] == 0, r["stderr"][-2000:]
+    warning = f"warning: {ROWS} replies came from model {served!r}, not 'fake-model'"
+    assert (warning in r["stderr"] + r["stdout"]) == warned
+    with Store.open(tmp_path / "gen/hostile/store") as store:
+        assert len(store.done) == ROWS and all(store.done[k]["served_model"] == served for k in store.done)
+
+
+def test_only_silence_is_congestion_a_dripping_body_is_cut_at_its_deadline(server: HostileServer):
+    """A drip must not halve the adaptive in-flight limit for the rest of the run (`Retryable.timeout` False), and
+    is bounded by the call's deadline; a server that says nothing at all is congestion."""
+    import asyncio
+
+    from mirage.generate.providers._async import Retryable
+    from mirage.generate.providers._http import HttpClient
+
+    async def attempt() -> tuple[Retryable, float]:
+        client = HttpClient(server.url, {}, 2, "x-request-id")
+        start = time.monotonic()
+        try:
+            await client.post_json("/chat/completions", {"model": "m", "messages": []}, 0.6, MB)
+        except Retryable as exc:
+            return exc, time.monotonic() - start
+        finally:
+            await client.close()
+        raise AssertionError("no timeout")
+
+    server.reset(drip)
+    exc, took = asyncio.run(attempt())
+    assert not exc.timeout and exc.cause == "transport" and "body was not complete within 0.6 s" in exc.error and took < 2
+    server.reset(lambda h, _n, _b: time.sleep(1.5))  # nothing at all, then a dropped connection
+    exc, took = asyncio.run(attempt())
+    assert exc.timeout and "no answer within 0.6 s" in exc.error and took < 1.4
+
+
+def test_calibration_refuses_token_counts_no_reply_can_have(server: HostileServer):
+    from mirage.config.generate import GenerateParams, ModelSpec
+    from mirage.generate.calibrate import measure
+
+    spec = ModelSpec(provider="openai", model_id="fake-model", revision="r1", base_url=server.url, max_retries=0,
+                     stream=False)
+    gen = GenerateParams(calibration_samples=2)
+    server.reset(usage(completion_tokens=10**6))
+    with pytest.raises(RuntimeError, match="reported 1000000 output tokens for a limit of 64"):
+        measure("fake", spec, gen)
+    server.reset(usage(completion_tokens=-241439))
+    with pytest.raises(RuntimeError, match=r"2 of 2 calibration requests failed .*-241439, outside"):
+        measure("fake", spec, gen)
+    server.reset(None)
+    assert measure("fake", spec, gen)["tok_s"] > 0
