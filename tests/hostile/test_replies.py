@@ -381,3 +381,18 @@ def test_calibration_refuses_token_counts_no_reply_can_have(server: HostileServe
         measure("fake", spec, gen)
     server.reset(None)
     assert measure("fake", spec, gen)["tok_s"] > 0
+
+
+def test_a_hostile_request_id_header_is_stored_printable(server: HostileServer, forkserver, tmp_path):
+    write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(ROWS, "C1"))
+    (tmp_path / "tmp").mkdir()
+    argv = ["generate", "--model", "hostile", "--slice", "full", "--condition", "C1", "--params",
+            str(write_case(tmp_path, server.url, Case("rid", None, "reply"))), *gen_paths(tmp_path, "C1", "hostile")]
+    server.reset(lambda h, _n, body: h.send(200, json.dumps(h.good(body)).encode(),
+                                            {"x-request-id": "req-\xff\xfe" + "\x7f" + "r" * 500}))
+    r = forkserver.run(argv, tmp_path, {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C.UTF-8"},
+                       tmp_path / "tmp", 120, 2048)
+    assert r["code"] == 0 and "Traceback" not in r["stderr"], r["stderr"][-2000:]
+    with Store.open(tmp_path / "gen/hostile/store") as store:
+        ids = {store.done[k]["provider_request_id"] for k in store.done}
+    assert len(store.done) == ROWS and all(i.startswith("req-") and len(i) == 200 and "\x7f" not in i for i in ids), ids

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mirage.generate.providers._async import Retryable
+from mirage.generate.providers.base import printable
 from mirage.secrets import redact
 
 try:
@@ -36,6 +37,7 @@ RETRY_STATUS = frozenset({408, 409, 429})
 #: A reply body may hold REPLY_BASE_BYTES plus REPLY_BYTES_PER_TOKEN per token of max_tokens (a streamed token
 #: costs one event of ~250 bytes), as sent and decompressed.
 REPLY_BASE_BYTES, REPLY_BYTES_PER_TOKEN = 1 << 20, 1 << 10
+REQUEST_ID_CHARS = 200
 #: Error codes of a 429 that no retry can cure: the account is out of quota or credit.
 QUOTA_CODES = frozenset({"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"})
 
@@ -83,7 +85,6 @@ class Body:
                             cause="server")
         self.cap, self.rid, self.sent, self.size = cap, rid, 0, 0
         wbits = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(encoding)
-        self.raw_deflate = encoding == "deflate"
         self.z = zlib.decompressobj(wbits) if wbits else None
 
     def feed(self, chunk: bytes) -> bytes:
@@ -99,10 +100,6 @@ class Body:
                 if self.z.unconsumed_tail:  # more than the cap is left in this chunk
                     raise TooLarge(self.cap, self.rid)
             except zlib.error as exc:
-                if self.raw_deflate and self.size == 0 and not self.sent - len(chunk):  # deflate without zlib header
-                    self.z, self.raw_deflate = zlib.decompressobj(-zlib.MAX_WBITS), False
-                    self.sent -= len(chunk)
-                    return self.feed(chunk)
                 raise Retryable(f"malformed response: corrupt compressed body ({exc})", request_id=self.rid,
                                 cause="server") from None
         self.size += len(out)
@@ -142,8 +139,8 @@ class HttpClient:
         answered, rid = False, None
         try:
             async with deadline_after(timeout_s):
-                async with self.session.post(self.url(path), data=json.dumps(body).encode()) as resp:
-                    answered, rid = True, resp.headers.get(self.rid)
+                async with self.session.post(self.base + path, data=json.dumps(body).encode()) as resp:
+                    answered, rid = True, _request_id(resp.headers.get(self.rid))
                     status, headers = resp.status, resp.headers
                     if status >= 400:
                         raise _status_error(status, headers, await _error_body(resp), rid)
@@ -165,9 +162,9 @@ class HttpClient:
         events: list[dict[str, Any]] = []
         try:
             async with deadline_after(queue_timeout_s) as deadline:
-                async with self.session.post(self.url(path), data=json.dumps(body).encode(),
+                async with self.session.post(self.base + path, data=json.dumps(body).encode(),
                                              headers={"Accept": "text/event-stream"}) as resp:
-                    rid = resp.headers.get(self.rid)
+                    rid = _request_id(resp.headers.get(self.rid))
                     if resp.status >= 400:
                         raise _status_error(resp.status, resp.headers, await _error_body(resp), rid)
                     if resp.content_type == "application/json":  # a server that does not stream answered in one
@@ -197,8 +194,10 @@ class HttpClient:
         end = loop.time()
         return Reply(rid, events=events, done=done, queue_s=(first or end) - start, generation_s=end - (first or end))
 
-    def url(self, path: str) -> str:
-        return self.base + path
+
+def _request_id(value: str | None) -> str | None:
+    """The server's request id, made printable and cut to REQUEST_ID_CHARS (a header is the server's text too)."""
+    return printable(value)[:REQUEST_ID_CHARS] if value else None
 
 
 async def _error_body(resp: Any) -> bytes:
