@@ -108,6 +108,7 @@ class Store:
         self._shard_no = -1
         self._offset = 0
         self._synced = 0.0
+        self._disk: dict[str, int] = {}
 
     @classmethod
     def open(cls, root: str | os.PathLike, partition: str | None = None) -> "Store":
@@ -122,15 +123,29 @@ class Store:
         self.failed._loc.clear()
         self.attempts.clear()
         self._shards = []
+        self._disk = self._others()  # before the scan: a record written meanwhile shows as a change later
         if not self.root.exists():
             return
-        shards = [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
-        for shard in sorted(shards):
+        for shard in sorted(self._shard_files()):
             self._shards.append(shard)
             for offset, ok, key in _scan(shard):
                 self._index(key, ok, offset << _SHARD_BITS | len(self._shards) - 1)
         if self._fd is not None:  # our own shard is among them: keep appending to it
             self._shard_no = self._shards.index(Path(self._fd_path))
+
+    def _shard_files(self) -> list[Path]:
+        return [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
+
+    def _others(self) -> dict[str, int]:
+        """Size of every shard on disk except this process's own: what other writers have written."""
+        out = {}
+        for p in self._shard_files() if self.root.exists() else ():
+            if str(p) != self._fd_path:
+                try:
+                    out[str(p)] = p.stat().st_size
+                except FileNotFoundError:
+                    continue
+        return out
 
     def _index(self, key: str, ok: bool, loc: int) -> None:
         done, failed = self.done._loc, self.failed._loc
@@ -149,7 +164,8 @@ class Store:
     @contextmanager
     def locked(self, name: str, wait_s: float, on_wait: Callable[[str], None] | None = None) -> Iterator["Store"]:
         """Hold the writer lock `{partition}/.{name}.lock` (waiting up to `wait_s` seconds for another holder,
-        telling `on_wait` once), then re-read the store: what is owed is planned from what is on disk."""
+        telling `on_wait` once), then re-read the store if another process has written to it since it was read:
+        what is owed is planned from what is on disk."""
         self.write_dir.mkdir(parents=True, exist_ok=True)
         path = self.write_dir / f".{name}.lock"
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -167,7 +183,8 @@ class Store:
                         on_wait(f"waiting for {path}: another process is writing this part of the store")
                         told = True
                     time.sleep(LOCK_POLL_S)
-            self.reload()
+            if self._others() != self._disk:  # another process wrote since we read: plan from the disk
+                self.reload()
             yield self
         finally:
             os.close(fd)  # releases the lock
