@@ -126,16 +126,22 @@ def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample]
         for line in text.splitlines():
             if not line.strip():
                 continue
-            row = json.loads(line)
-            key = row.get("custom_id")
-            if key not in by_key or key in seen:
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError):
+                continue  # a garbled line: its key gets no result and is reported as such
+            key = row.get("custom_id") if isinstance(row, dict) else None
+            if not isinstance(key, str) or key not in by_key or key in seen:
                 continue
-            resp, err = row.get("response") or {}, row.get("error")
-            if err or resp.get("status_code", 200) >= 400:
-                detail = err or (resp.get("body") or {}).get("error")
-                result = Result.failure(f"batch error: {json.dumps(detail)}", request_id=resp.get("request_id"))
+            resp, err = row.get("response"), row.get("error")
+            resp = resp if isinstance(resp, dict) else {}
+            body = resp.get("body") if isinstance(resp.get("body"), dict) else {}
+            rid = resp.get("request_id") if isinstance(resp.get("request_id"), str) else None
+            status = resp.get("status_code", 200)
+            if err or not isinstance(status, int) or status >= 400:
+                result = Result.failure(f"batch error: {json.dumps(err or body.get('error'))}", request_id=rid)
             else:
-                result = parse_response(resp.get("body") or {}, 0.0, resp.get("request_id"))
+                result = parse_response(body, 0.0, rid)
             on_result(by_key[key], result)
             seen.add(key)
     return seen
