@@ -104,11 +104,12 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
         if log_path:
             log(f"log: {log_path}")
         store = Store.open(store_dir or artefacts.store(model_name), partition=slice_name)
+        run = GenerationRun(model_name, spec, st, rows, store, where=req, slice_name=slice_name)
+        run.refuse_if_blocked(gen.max_attempts)  # a retired or keyless model runs only when nothing is owed
         with store.locked(condition, gen.lock_wait_s, log):  # one writer per partition and condition
-            run = GenerationRun(model_name, spec, st, rows, store, where=req, slice_name=slice_name)
             plan = run.plan()
             log(f"{model_name} {slice_name} {condition}: {plan.describe()}  ({VOCABULARY})")
-            run.refuse_if_blocked(gen.max_attempts)  # a retired or keyless model runs only when nothing is owed
+            run.refuse_if_blocked(gen.max_attempts)  # again: the store may have changed while we waited
             progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec) if plan.to_send else None
             run.progress = progress
             try:
