@@ -245,16 +245,23 @@ def _status_error(status: int, headers: Any, raw: bytes, rid: str | None) -> Exc
     except (ValueError, RecursionError):
         data, message = None, raw[:ERROR_BODY_BYTES].decode("utf-8", "replace").strip()
     error = f"HTTP {status}: {redact(message)[:ERROR_CHARS]}"
+    cause = status_cause(status, data)
+    if cause in ("server", "rate_limit"):
+        return Retryable(error, after=retry_after(headers), request_id=rid, cause=cause)
+    return Failed(error, rid, cause)
+
+
+def status_cause(status: int, data: Any = None) -> str:
+    """The cause (`base.COUNTED`, `base.OUTAGES`) of an HTTP error status with its parsed body `data`."""
     if status in (401, 403):
-        return Failed(error, rid, "auth")
+        return "auth"
     if status == 402 or status == 429 and _code(data) in QUOTA_CODES:
-        return Failed(error, rid, "quota")
+        return "quota"
     if status == 404:
-        return Failed(error, rid, "endpoint")
-    if status in RETRY_STATUS or status >= 500:
-        return Retryable(error, after=retry_after(headers), request_id=rid,
-                         cause="rate_limit" if status == 429 else "server")
-    return Failed(error, rid, "request")
+        return "endpoint"
+    if status == 429:
+        return "rate_limit"
+    return "server" if status in RETRY_STATUS or status >= 500 else "request"
 
 
 def _code(data: Any) -> str | None:

@@ -23,6 +23,9 @@ from mirage.generate.providers.openai_batch import BatchJob
 NO_SEED_NOTE = "anthropic Messages API has no seed parameter; samples are not reproducible by seed"
 ANTHROPIC_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
+#: Causes of the error types of an `errored` Message Batches result (others, `canceled` and `expired`: server).
+BATCH_ERROR_CAUSES = {"invalid_request_error": "request", "authentication_error": "auth", "permission_error": "auth",
+                      "not_found_error": "endpoint", "rate_limit_error": "rate_limit", "billing_error": "quota"}
 
 
 class AnthropicProvider(Provider):
@@ -128,5 +131,8 @@ def parse_message(data: dict[str, Any], latency_s: float = 0.0, request_id: str 
 def parse_batch_result(result: dict[str, Any]) -> Result:
     """One Message Batches result (`succeeded` / `errored` / `canceled` / `expired`)."""
     if result.get("type") == "succeeded":
-        return parse_message(result["message"])
-    return Result.failure(f"batch {result.get('type')}: {json.dumps(result.get('error'))}")  # redacted, then cut
+        return parse_message(result.get("message") if isinstance(result.get("message"), dict) else {})
+    error = result.get("error") if isinstance(result.get("error"), dict) else {}
+    inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    cause = BATCH_ERROR_CAUSES.get(inner.get("type"), "server") if result.get("type") == "errored" else "server"
+    return Result.failure(f"batch {result.get('type')}: {json.dumps(result.get('error'))}", cause=cause)  # redacted, then cut
