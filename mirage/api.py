@@ -96,12 +96,14 @@ def generate(params: Params, model: str, slice_name: str, condition: str, reques
     sl = getattr(params.slices, slice_name)
     rows = [r for r in records(request_rows) if slice_name in r["slices"] and r["condition"] == condition]
     st = settings_for(params.generate, sl.n_samples, sl.max_tokens, condition)
-    with Store.open(store_dir or artefacts.store(model), partition=slice_name) as store:
+    with Store.open(store_dir or artefacts.store(model), partition=slice_name) as store, \
+            store.locked(condition, params.generate.lock_wait_s):
         run = GenerationRun(model, params.models[model], st, rows, store, where=f"{condition} requests")
         try:
             run.run(params.generate.retry_rounds, params.generate.max_attempts)
         finally:
             run.close()
+        store.reload()
         return pd.DataFrame(run.view())
 
 

@@ -76,7 +76,7 @@ CHANGES = {
     "requests_per_minute": 60, "base_url": "http://127.0.0.1:9/v1", "api_key_env": "X_KEY", "max_retries": 1,
     "timeout_s": 5.0, "stream": True, "queue_timeout_s": 9.0, "adaptive_concurrency": False, "use_batch_api": True, "batch_min_requests": 7, "batch_poll_s": 3.0, "allow_unpinned": True,
     "price_in_per_mtok": 1.0, "price_out_per_mtok": 2.0, "throughput_tok_s": 9.0, "batch_size": 3, "retires": "2030-01-01",
-    "sampling_extra": {"top_k": 40}, "server_kind": "llama.cpp",
+    "sampling_extra": {"top_k": 40}, "server_kind": "llama.cpp", "served_model": "refuse",
 }
 ROW = {"row_id": "q", "request_id": "r1", "prompt": "The neighbour opened the bakery and",
        "messages": [{"role": "user", "content": "The neighbour opened the bakery and"}], "followup": None, "followup_prompt": None}

@@ -80,6 +80,11 @@ class ModelSpec(BaseModel):
     use_batch_api: bool = Field(False, description="Use the provider's batch API (OpenAI Batch / Anthropic Message Batches) when a run has >= batch_min_requests.")
     batch_min_requests: int = Field(1000, ge=1, le=10**8, description="Smallest job sent through the batch API when use_batch_api is set.")
     batch_poll_s: float = Field(30.0, gt=0, le=86_400, description="Seconds between status polls of a submitted batch (batch API only).")
+    served_model: Literal["warn", "refuse"] = Field(
+        "warn", description="When the server names another model in its reply than model_id (neither the same name, "
+        "`prefix/model_id`, nor a dated `model_id-...` snapshot of it): warn (store the reply, record the served name, "
+        "and say how many replies came from which model at the end of the run) or refuse (store nothing and stop the "
+        "run; the samples stay pending). The served name is kept in every store record either way.")
     allow_unpinned: bool = Field(False, description="Let vllm run a model whose revision is unpinned (results are then not reproducible).")
     price_in_per_mtok: float | None = Field(None, ge=0, le=1e6, description="USD per 1M input tokens (estimates).")
     price_out_per_mtok: float | None = Field(None, ge=0, le=1e6, description="USD per 1M output tokens (estimates).")
@@ -106,6 +111,7 @@ class ModelSpec(BaseModel):
         "gpus", "tensor_parallel_size", "gpu_type", "max_model_len", "gpu_memory_utilization",
         "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
         "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
+        "served_model",
         "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size", "retires",
     })
     #: Weight settings: they change the output of local/vllm models; API providers serve their own weights.
@@ -264,6 +270,9 @@ class GenerateParams(BaseModel):
         5, ge=1, le=1000, description="Give-up rule: a call that has failed this many times over all runs is no longer retried; the "
         "job then succeeds and the report lists the error. Below it, a job with failed calls exits 1 so the next run retries them.",
     )
+    lock_wait_s: float = Field(3600.0, ge=0, le=604_800, description="Seconds `mirage generate` (and every writer of a "
+                               "store) waits for another process writing the same store partition and condition "
+                               "before it gives up with exit 1; once in, it sends only what that process left missing.")
     chars_per_token: float = Field(4.0, gt=0, le=100, description="Characters per token used to estimate input tokens from prompt lengths.")
     expected_output_fraction: float = Field(
         1.0, gt=0, le=1, description="Expected share of max_tokens actually generated, for estimates (1.0 = upper bound)."

@@ -3,7 +3,8 @@
 A `ChatSession` opens the model's store once and answers any number of batches of conversations through a
 `GenerationRun`: every call is keyed like a generation sample (sample index 0, seed derived from the
 conversation), new records go to the store's `judge` partition, and a repeated run is served from the store
-without a single request.
+without a single request. Each batch holds the partition's writer lock while it plans and sends, so two processes
+asking the same judge never pay for one call twice.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ class ChatSession:
     """One registry model answering conversations (lists of {role, content}) through its store."""
 
     def __init__(self, name: str, spec: ModelSpec, root_seed: int, store_dir: str | None = None,
-                 partition: str = JUDGE_PARTITION) -> None:
+                 partition: str = JUDGE_PARTITION, lock_wait_s: float = 3600.0) -> None:
         self.name, self.spec, self.root_seed = name, spec, root_seed
+        self.partition, self.lock_wait_s = partition, lock_wait_s
         self.store = Store.open(store_dir or artefacts.store(name), partition=partition)
 
     def complete(self, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,
@@ -34,16 +36,20 @@ class ChatSession:
         for conv in conversations:
             sent = {"messages": conv} if self.spec.mode == "chat" else {"prompt": "\n\n".join(m["content"] for m in conv)}
             rows.append({"row_id": "j", "request_id": "j" + content_hash(sent), "condition": "judge", **sent})
-        run = GenerationRun(self.name, self.spec, st, rows, self.store, where=f"{self.name} judge calls")
-        try:
-            run.run(retry_rounds)
-        finally:
-            run.close()
-        failed = run.failures()
-        if failed:
-            raise RuntimeError(f"{len(failed)} of {len(rows)} {self.name} call(s) failed (rerun retries them): "
-                               f"{sorted(set(failed.values()))[:3]}")
-        return [r["text"] for r in run.view()]
+        with self.store.locked(self.partition, self.lock_wait_s):
+            run = GenerationRun(self.name, self.spec, st, rows, self.store, where=f"{self.name} judge calls")
+            try:
+                run.run(retry_rounds)
+            finally:
+                run.close()
+            failed = run.failures()
+            if run.outages:
+                raise RuntimeError(f"{self.name}: stopped: {run.stop_reason()}; {len(failed)} of {len(rows)} call(s) "
+                                   "wait (rerun sends exactly those)")
+            if failed:
+                raise RuntimeError(f"{len(failed)} of {len(rows)} {self.name} call(s) failed (rerun retries them): "
+                                   f"{sorted(set(failed.values()))[:3]}")
+            return [r["text"] for r in run.view()]
 
     def close(self) -> None:
         self.store.close()
@@ -57,7 +63,8 @@ def open_session(model: str, params_path: str = "params.yaml", store_dir: str | 
     params = load_params(params_path)
     if model not in params.models:
         raise KeyError(f"unknown model '{model}'; registry has {', '.join(sorted(params.models))}")
-    return ChatSession(model, params.models[model], params.generate.seed, store_dir, partition)
+    return ChatSession(model, params.models[model], params.generate.seed, store_dir, partition,
+                       params.generate.lock_wait_s)
 
 
 def complete_chat(model: str, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,

@@ -28,6 +28,8 @@ from mirage.generate.providers.base import Result, Sample
 from mirage.io import DataError, read_text, write_json
 
 MAX_TOKENS = 64
+#: The most tokens/s a measurement may claim (the bound of the registry's throughput_tok_s); more is a lying server.
+MAX_TOK_S = 1e9
 #: The registry fields a measurement was taken with; it applies while they are unchanged.
 MEASURED_WITH = ("provider", "model_id", "revision", "base_url")
 
@@ -62,11 +64,18 @@ def measure(name: str, spec: ModelSpec, gen: GenerateParams) -> dict[str, Any]:
     if failed or len(results) < n:
         first = (failed or ["no result"])[0].splitlines()[0]
         raise RuntimeError(f"{name}: {len(failed) + n - len(results)} of {n} calibration requests failed (first: {first})")
+    impossible = [r.tokens_out for r in results if not 0 <= r.tokens_out <= MAX_TOKENS]
+    if impossible:
+        raise RuntimeError(f"{name}: a calibration reply reported {impossible[0]} output tokens for a limit of {MAX_TOKENS}: "
+                           "the server's token counts cannot be trusted, nothing measured")
     tokens = sum(r.tokens_out for r in results)
     if not tokens:
         raise RuntimeError(f"{name}: the {n} calibration requests reported 0 output tokens (no usage in the responses?)")
     wall = max(t for t, _ in done) - min(t - r.latency_s for t, r in done)
     streams = [r.tokens_out / r.latency_s for r in results if r.latency_s > 0]
+    if not wall > 0 or not 0 < tokens / wall <= MAX_TOK_S:
+        raise RuntimeError(f"{name}: calibration measured {tokens} tokens in {wall:.6f} s, an impossible throughput "
+                           f"(over {MAX_TOK_S:g} tok/s); nothing measured")
     return {
         **spec.model_dump(mode="json", include=set(MEASURED_WITH)),
         "tok_s": round(tokens / wall, 2), "per_stream_tok_s": round(sum(streams) / len(streams), 2) if streams else None,

@@ -36,14 +36,15 @@ def write_views(view: list[dict], shards: list[str], folder: Path) -> None:
 
 
 def write_marker(path: Path, store, run, plan) -> None:
-    """The store partition's marker: which shards hold the records these views read, and how many."""
+    """The store partition's marker: which shards hold the records these views read, and how many calls were given
+    up on (`missing`). Written only when no sample is pending, so it never claims a run that still owes calls."""
     from collections import Counter
 
     from mirage.io import write_json
 
     t1, t2 = run.turns()
     used = Counter(store.shard_of(k) for k in [*t1, *t2] if k in store.done)
-    write_json(path, {"model": run.name, "revision": run.spec.revision, "calls": plan.calls,
+    write_json(path, {"model": run.name, "revision": run.spec.revision, "calls": plan.calls, "pending": 0,
                       "records_by_shard": dict(sorted(used.items())), "missing": plan.calls - sum(used.values())})
 
 
@@ -65,11 +66,18 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
     Every call is looked up in the model's content-addressed store first; only missing (or failed) calls are
     sent, and new records go to the store partition of SLICE. A model whose store holds every call runs without
     an API key and even when retired (nothing is sent); one that would have to send but cannot (retired,
-    unpinned, no key) is refused before any call, naming how many samples are missing and the ways out. Failed calls are retried generate.retry_rounds
-    times; if any still fail the command writes what it has and exits 1, so the next run retries exactly those
-    (a call that failed generate.max_attempts times is given up on and reported). Then one view file per
-    retrieval-pool x mitigation shard is written from the store. Killing this command at any time and rerunning
-    it loses nothing and repeats no request. Counts use: request row -> request -> sample -> call.
+    unpinned, no key) is refused before any call, naming how many samples are missing and the ways out.
+
+    A failed call whose failure is the model's (a reply that breaks the protocol, a request the server rejects) is
+    retried generate.retry_rounds times; if any still fail the command writes what it has and exits 1, so the next
+    run retries exactly those (a call that failed generate.max_attempts times is given up on and reported). An
+    outage (the key refused at the first 401, quota used up, the server unreachable or failing through its retries)
+    uses up no attempt: the run stops starting calls, says the cause and how many samples wait, writes no marker,
+    and exits 1; the rerun after the fix sends exactly those. One process at a time writes a store partition and
+    condition: a second waits (generate.lock_wait_s) and then sends only what the first left missing. The view
+    files (one per retrieval-pool x mitigation shard) are written from the store as it is on disk. Killing this
+    command at any time and rerunning it loses nothing and repeats no request. Counts use: request row -> request
+    -> sample -> call.
     """
     from mirage.generate.progress import ConsoleProgress, Log
     from mirage.generate.runner import VOCABULARY, GenerationRun, read_requests, settings_for
@@ -93,39 +101,53 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
             views_dir, marker = views_dir or artefacts.debug_views_dir(model_name, slice_name, condition, limit), None
         folder = Path(views_dir or artefacts.views_dir(model_name, slice_name, condition))
         marker_path = Path(marker or artefacts.store_marker(model_name, slice_name, condition)) if limit is None else None
-        store = Store.open(store_dir or artefacts.store(model_name), partition=slice_name)
         if log_path:
             log(f"log: {log_path}")
+        store = Store.open(store_dir or artefacts.store(model_name), partition=slice_name)
         run = GenerationRun(model_name, spec, st, rows, store, where=req, slice_name=slice_name)
-        plan = run.plan()
-        log(f"{model_name} {slice_name} {condition}: {plan.describe()}  ({VOCABULARY})")
         run.refuse_if_blocked(gen.max_attempts)  # a retired or keyless model runs only when nothing is owed
-        progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec) if plan.to_send else None
-        run.progress = progress
-        try:
-            if progress is not None:
-                run.provider().on_tokens = progress.tokens
-            run.run(gen.retry_rounds, gen.max_attempts)
-        finally:
-            if progress is not None:
-                progress.close()
-            run.close()
+        with store.locked(condition, gen.lock_wait_s, log):  # one writer per partition and condition
+            plan = run.plan()
+            log(f"{model_name} {slice_name} {condition}: {plan.describe()}  ({VOCABULARY})")
+            run.refuse_if_blocked(gen.max_attempts)  # again: the store may have changed while we waited
+            progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec) if plan.to_send else None
+            run.progress = progress
+            try:
+                if progress is not None:
+                    run.provider().on_tokens = progress.tokens
+                run.run(gen.retry_rounds, gen.max_attempts)
+            finally:
+                if progress is not None:
+                    progress.close()
+                run.close()
+                store.close()
+            store.reload()  # the views are the store's records as any later reader sees them, not this process's
+            failures = run.failures()
+            pending = run.pending(gen.max_attempts)
+            view = run.view()
+            write_views(view, artefacts.view_shards(params.render, condition), folder)
+            if marker_path is not None and pending:
+                marker_path.unlink(missing_ok=True)  # an earlier marker would claim a complete partition
+            elif marker_path is not None:
+                write_marker(marker_path, store, run, plan)
             store.close()
-        failures = run.failures()
-        retryable = {k: e for k, e in failures.items() if store.attempts.get(k, 0) < gen.max_attempts}
-        view = run.view()
-        write_views(view, artefacts.view_shards(params.render, condition), folder)
-        if marker_path is not None and not retryable:
-            write_marker(marker_path, store, run, plan)
     except (ParamsError, DataError, RuntimeError) as exc:
         log(f"error: {exc}", console=False)
         raise click.ClickException(str(exc)) from None
     failed = sum(1 for v in view if v["error"])
     log(f"sent {run.sent} call(s); wrote {len(view)} view rows ({failed} failed) to {folder}")
-    if retryable:
-        first = sorted(set(retryable.values()))[:3]
-        log(f"error: {len(retryable)} call(s) still failing after {gen.retry_rounds} retry round(s): {first}; "
-            f"rerun to retry exactly these (given up after {gen.max_attempts} attempts)")
+    for served, n in sorted(run.served.items()):
+        log(f"warning: {n} repl{'y' if n == 1 else 'ies'} came from model {served!r}, not {spec.model_id!r} "
+            f"(stored with served_model; models.{model_name}.served_model: refuse stores none)")
+    total = len(run.firsts) * st.n_samples
+    if run.outages:
+        log(f"error: stopped: {run.stop_reason()}; {pending} of {total} sample(s) wait; fix it and rerun: the next run "
+            "sends exactly those")
+        sys.exit(1)
+    if pending:
+        first = sorted(set(failures.values()))[:3]
+        log(f"error: {pending} of {total} sample(s) still failing after {gen.retry_rounds} retry round(s): {first}; "
+            f"rerun to retry exactly these (given up after {gen.max_attempts} attempts of the model's)")
         sys.exit(1)
     if failures:
         log(f"gave up on {len(failures)} call(s) after {gen.max_attempts} attempts; they stay as errors in the views")

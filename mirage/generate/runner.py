@@ -6,12 +6,16 @@ row of the rendered requests; a *request* is a distinct input (rows with identic
 are sent once); a *sample* is one of n independent draws of a request; a *call* is one model invocation, and
 an M4 (critique-and-revise) sample takes two calls, one per *turn*, the second keyed on the stored first.
 Only calls missing from the content-addressed store are sent; errored calls are retried, up to
-`generate.retry_rounds` times within a run and `generate.max_attempts` times over all runs.
+`generate.retry_rounds` times within a run and `generate.max_attempts` times over all runs. Only a failure that
+is the model's (its reply broke the protocol, or the server rejected this one request: `base.COUNTED`) is stored
+and uses up an attempt; an outage (a refused key, an empty account, a server down: `base.OUTAGES`) is stored
+nowhere, stops the run, and leaves its calls *pending* for the next run.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +23,8 @@ from typing import Any
 
 from mirage.config.generate import GenerateParams, ModelSpec
 from mirage.generate.providers import Provider, build_provider, provider_class
-from mirage.generate.providers.base import Result, Sample
+from mirage.generate.providers.base import OUTAGES, Result, Sample
+from mirage.generate.providers.reply import served_model_matches
 from mirage.generate.split import split_reasoning
 from mirage.generate.store import Store, sample_key, sample_seed
 from mirage.hashing import content_hash
@@ -149,6 +154,8 @@ class GenerationRun:
         self._parts = key_parts(spec)
         self._firsts: dict[tuple[str, int], Sample] = {}  # turn-1 samples, keyed once per run
         self.sent = 0
+        self.outages: dict[str, Result] = {}  # key -> the outage that left it pending (never stored)
+        self.served: Counter[str] = Counter()  # model names a server answered as, other than model_id (warn policy)
 
     # --- plan -------------------------------------------------------------------------------------
 
@@ -240,12 +247,13 @@ class GenerationRun:
 
     def run(self, retry_rounds: int = 0, max_attempts: int | None = None) -> None:
         """Send what is owed until nothing is: turn 2 follows its stored turn 1 (no retry needed for that);
-        a call that failed in this run is sent again at most `retry_rounds` times. Refused before any call when
-        something is owed that the model may not send (`refuse_if_blocked`)."""
+        a call that failed in this run is sent again at most `retry_rounds` times; an outage ends the run at once
+        (`outages`). Refused before any call when something is owed that the model may not send
+        (`refuse_if_blocked`)."""
         self.refuse_if_blocked(max_attempts)
         attempted: set[str] = set()
         retries = 0
-        while True:
+        while not self.outages:
             todo = self.owed(max_attempts)
             fresh = [t for t in todo if t[0].key not in attempted]
             if len(fresh) < len(todo):
@@ -263,20 +271,30 @@ class GenerationRun:
         self.sent += len(todo)
 
         def record(s: Sample, r: Result) -> None:
-            self.store.append(redact_obj({
-                "key": s.key, "model": self.name, "provider": self.spec.provider, "model_id": self.spec.model_id,
-                "revision": self.spec.revision, "sample_index": s.sample_index, "seed": s.seed,
-                "temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
-                "input_hash": content_hash({"prompt": s.prompt, "messages": s.message_list}),
-                "text": r.text, "reasoning": r.reasoning, "finish_reason": r.finish_reason, "tokens_in": r.tokens_in,
-                "tokens_out": r.tokens_out, "latency_s": round(r.latency_s, 4), **_phases(r), "error": r.error,
-                "provider_request_id": r.provider_request_id, "system_fingerprint": r.system_fingerprint,
-                "note": r.note, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta.get(s.key, {}),
-            }))
+            if r.outage:
+                self.outages[s.key] = r
+            else:
+                self.store_result(s, r, meta.get(s.key, {}))
             if self.progress:
                 self.progress(s, r)
 
         self.provider().generate([s for s, _ in todo], record)
+
+    def store_result(self, s: Sample, r: Result, meta: dict) -> None:
+        """Append the record of one answered call (a success, or a failure that is the model's)."""
+        if r.served_model is not None and not served_model_matches(r.served_model, self.spec.model_id):
+            self.served[r.served_model] += 1
+        self.store.append(redact_obj({
+            "key": s.key, "model": self.name, "provider": self.spec.provider, "model_id": self.spec.model_id,
+            "revision": self.spec.revision, "sample_index": s.sample_index, "seed": s.seed,
+            "temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens,
+            "input_hash": content_hash({"prompt": s.prompt, "messages": s.message_list}),
+            "text": r.text, "reasoning": r.reasoning, "finish_reason": r.finish_reason, "tokens_in": r.tokens_in,
+            "tokens_out": r.tokens_out, "latency_s": round(r.latency_s, 4), **_phases(r), "error": r.error,
+            "provider_request_id": r.provider_request_id, "system_fingerprint": r.system_fingerprint,
+            "note": r.note, "cause": r.cause, "served_model": r.served_model,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **meta,
+        }))
 
     def failures(self) -> dict[str, str]:
         """Key -> last error of every owed call that is still missing after the run."""
@@ -284,8 +302,22 @@ class GenerationRun:
         out = {}
         for key in [*t1, *t2]:
             if not self._is_done(key):
-                out[key] = (self.store.failed.get(key) or {}).get("error") or "not generated"
+                outage = self.outages.get(key)
+                out[key] = outage.error if outage else (self.store.failed.get(key) or {}).get("error") or "not generated"
         return out
+
+    def pending(self, max_attempts: int | None) -> int:
+        """Samples with a call still owed and not given up on (below `max_attempts` failures): what a rerun sends."""
+        return len({(m["request_id"], s.sample_index) for s, m in self.owed(max_attempts)})
+
+    def stop_reason(self) -> str | None:
+        """One line naming the outage that stopped the run, or None."""
+        if not self.outages:
+            return None
+        causes = Counter(r.cause for r in self.outages.values())
+        cause, _ = causes.most_common(1)[0]
+        first = next(r.error for r in self.outages.values() if r.cause == cause)
+        return f"{OUTAGES.get(cause, cause)} ({first})"
 
     def close(self) -> None:
         if self._provider is not None:

@@ -11,6 +11,16 @@ Opening reads only the key indexes (about 60 bytes a record), then parses just t
 indexed record; records themselves are read from disk when asked for. Shards without a `.keys` file (stores
 written before the index existed) are read in full, so old stores stay readable.
 
+Writers: one process at a time writes a partition's share of the keys (`Store.locked`, an exclusive `flock` on
+`{partition}/.{name}.lock` taken before the store is read, so the holder plans from what is on disk and a waiting
+process, once in, finds the holder's records and sends none of them). The kernel drops the lock when its process
+dies, however it dies: a killed writer leaves no lock to clear by hand. The lock file stays, empty.
+
+Attempts: a failed record uses up one of its key's attempts only when its `cause` is the model's
+(`providers.base.COUNTED`); records written before causes existed count unless their error is an outage's
+(a refused key, a quota, an unreachable or failing server: OUTAGE_ERROR), so samples lost to an old outage are sent
+again.
+
 Durability: every record is written with one `write(2)` before `append` returns, so a killed process
 (`kill -9`, OOM, a preempted job) loses only the records still in flight. The OS is asked to flush to disk
 (`fsync`, shard first, then its index) at most every `SYNC_INTERVAL_S` seconds and on `close()`, so a
@@ -21,12 +31,15 @@ character too) is skipped; an index line that disagrees with its shard makes the
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import socket
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +49,13 @@ from mirage.io import DataError, dumps
 SEED_MODULUS = 2**31 - 1
 SYNC_INTERVAL_S = 1.0
 _SHARD_BITS = 24  # a record's location packs (offset, shard number) into one int: offset << 24 | shard
+LOCK_POLL_S = 0.2
+#: Errors of records without a `cause` that were outages, not answers of the model's.
+OUTAGE_ERROR = re.compile(r"HTTP (40[1-4]|408|409|429|5\d\d)\b|timeout: |stream error: |[A-Za-z]*Error: ")
+
+
+class StoreBusy(RuntimeError):
+    """Another process held a store partition's writer lock for longer than the caller would wait."""
 
 
 def sample_seed(root_seed: int, request_id: str, sample_index: int) -> int:
@@ -88,6 +108,7 @@ class Store:
         self._shard_no = -1
         self._offset = 0
         self._synced = 0.0
+        self._disk: dict[str, int] = {}
 
     @classmethod
     def open(cls, root: str | os.PathLike, partition: str | None = None) -> "Store":
@@ -102,15 +123,29 @@ class Store:
         self.failed._loc.clear()
         self.attempts.clear()
         self._shards = []
+        self._disk = self._others()  # before the scan: a record written meanwhile shows as a change later
         if not self.root.exists():
             return
-        shards = [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
-        for shard in sorted(shards):
+        for shard in sorted(self._shard_files()):
             self._shards.append(shard)
             for offset, ok, key in _scan(shard):
                 self._index(key, ok, offset << _SHARD_BITS | len(self._shards) - 1)
         if self._fd is not None:  # our own shard is among them: keep appending to it
             self._shard_no = self._shards.index(Path(self._fd_path))
+
+    def _shard_files(self) -> list[Path]:
+        return [*self.root.glob("*.jsonl"), *(p for p in self.root.glob("*/*.jsonl") if p.parent.name != "batches")]
+
+    def _others(self) -> dict[str, int]:
+        """Size of every shard on disk except this process's own: what other writers have written."""
+        out = {}
+        for p in self._shard_files() if self.root.exists() else ():
+            if str(p) != self._fd_path:
+                try:
+                    out[str(p)] = p.stat().st_size
+                except FileNotFoundError:
+                    continue
+        return out
 
     def _index(self, key: str, ok: bool, loc: int) -> None:
         done, failed = self.done._loc, self.failed._loc
@@ -121,9 +156,38 @@ class Store:
                 done[key] = loc
             failed.pop(key, None)
         else:
-            self.attempts[key] = self.attempts.get(key, 0) + 1
+            if counts_as_attempt(self._read(loc)):
+                self.attempts[key] = self.attempts.get(key, 0) + 1
             if key not in done:
                 failed[key] = loc
+
+    @contextmanager
+    def locked(self, name: str, wait_s: float, on_wait: Callable[[str], None] | None = None) -> Iterator["Store"]:
+        """Hold the writer lock `{partition}/.{name}.lock` (waiting up to `wait_s` seconds for another holder,
+        telling `on_wait` once), then re-read the store if another process has written to it since it was read:
+        what is owed is planned from what is on disk."""
+        self.write_dir.mkdir(parents=True, exist_ok=True)
+        path = self.write_dir / f".{name}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline, told = time.monotonic() + wait_s, False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise StoreBusy(f"{path}: another process is writing this part of the store; waited {wait_s:g} s "
+                                        "(generate.lock_wait_s); run again when it has finished") from None
+                    if not told and on_wait is not None:
+                        on_wait(f"waiting for {path}: another process is writing this part of the store")
+                        told = True
+                    time.sleep(LOCK_POLL_S)
+            if self._others() != self._disk:  # another process wrote since we read: plan from the disk
+                self.reload()
+            yield self
+        finally:
+            os.close(fd)  # releases the lock
 
     def append(self, rec: dict) -> None:
         """Append one record to this process's shard (one write) and index it; see the module doc on durability."""
@@ -196,6 +260,16 @@ class Store:
 
     def __del__(self) -> None:
         self._close_readers()
+
+
+def counts_as_attempt(rec: dict) -> bool:
+    """Whether a failed record uses up an attempt (see the module doc)."""
+    from mirage.generate.providers.base import COUNTED
+
+    cause = rec.get("cause")
+    if cause is not None:
+        return cause in COUNTED
+    return not OUTAGE_ERROR.match(str(rec.get("error") or ""))
 
 
 def _write_all(fd: int, data: bytes, rollback_to: int | None) -> None:

@@ -9,7 +9,7 @@ purpose=batch), `POST /v1/batches`, `GET /v1/batches/{id}`, `GET /v1/files/{id}/
 `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}` and its `results_url` (JSONL). A batch
 finishes after `batch_polls` status reads (never while `hold_batches` is set); its requests are then
 executed once each, counted in `bodies` like live requests and in `executed` by custom_id.
-`batch_errors` makes the next N executed batch requests come back as per-request errors.
+`batch_errors` makes the next N executed batch requests come back as per-request errors (of `batch_error_status`).
 
 Responses are deterministic functions of the request body (less the stream switches), so reruns can be compared
 exactly, streamed or not.
@@ -91,6 +91,7 @@ class FakeServer:
         self.batch_polls = batch_polls  # status reads a batch answers unfinished before it completes
         self.hold_batches = False  # keep every batch unfinished (to interrupt a run while it polls)
         self.batch_errors = 0  # the next N executed batch requests come back as per-request errors
+        self.batch_error_status = 500  # ... of this status (500: the provider's failure; 400: this request's)
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}  # id -> OpenAI or Anthropic batch object
         self.batch_inputs: dict[str, list[dict]] = {}  # id -> submitted requests (custom_id, url, body)
@@ -151,8 +152,9 @@ class FakeServer:
             digest = self.count(line["body"])
             self.executed[line["custom_id"]] += 1
             if self._take_error():
-                resp = {"status_code": 500, "request_id": f"req_{digest}",
-                        "body": {"error": {"message": "injected batch error", "type": "server_error"}}}
+                kind = "server_error" if self.batch_error_status >= 500 else "invalid_request_error"
+                resp = {"status_code": self.batch_error_status, "request_id": f"req_{digest}",
+                        "body": {"error": {"message": "injected batch error", "type": kind}}}
                 err.append({"id": f"batch_req_{i}", "custom_id": line["custom_id"], "response": resp, "error": None})
             else:
                 resp = {"status_code": 200, "request_id": f"req_{digest}", "body": openai_reply(line["url"], line["body"], digest)}
@@ -170,7 +172,8 @@ class FakeServer:
             digest = self.count(req["params"])
             self.executed[req["custom_id"]] += 1
             if self._take_error():
-                result = {"type": "errored", "error": {"type": "error", "error": {"type": "overloaded_error",
+                kind = "overloaded_error" if self.batch_error_status >= 500 else "invalid_request_error"
+                result = {"type": "errored", "error": {"type": "error", "error": {"type": kind,
                                                                                    "message": "injected batch error"}}}
             else:
                 result = {"type": "succeeded", "message": anthropic_batch_message(digest)}

@@ -121,34 +121,37 @@ def test_killed_while_polling_resumes_the_same_batch(tmp_path, provider):
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_per_request_error_is_recorded_and_retried(tmp_path, provider):
-    """Without retry rounds the job exits 1 after storing what succeeded; the next run sends only the failed key."""
+def test_a_per_request_server_error_waits_and_the_next_run_resubmits_only_it(tmp_path, provider):
+    """A provider's failure inside a batch uses up no attempt: the job stores what succeeded, stops with the cause
+    and exits 1; the next run sends only the waiting key."""
     with FakeServer(batch_polls=1) as srv:
         params = setup(tmp_path, srv.url, provider)
-        params.write_text(params.read_text().replace("generate:", "generate:\n  retry_rounds: 0"))
         srv.batch_errors = 1
         res = CliRunner().invoke(generate, cli(params)[1:])
-        assert res.exit_code == 1 and "(1 failed)" in res.output and "rerun to retry exactly these" in res.output
+        assert res.exit_code == 1 and "(1 failed)" in res.output and "error: stopped: the server kept failing" in res.output
+        assert "1 of 12 sample(s) wait" in res.output
         (first,) = srv.batches
         store = Store.open(tmp_path / "gen/fake/store")
-        (bad,) = store.failed
-        assert len(store.done) == 11 and bad not in store.done and store.attempts[bad] == 1
-        assert "injected batch error" in store.failed[bad]["error"]
+        (bad,) = [r["custom_id"] for r in srv.batch_inputs[first] if r["custom_id"] not in store.done]
+        assert len(store.done) == 11 and not store.failed and not store.attempts
         assert not (tmp_path / "gen/fake/store/full/C1.manifest.json").exists()  # an incomplete job leaves no marker
         assert "(0 failed)" in invoke(params) and len(srv.batches) == 2
         second = next(b for b in srv.batches if b != first)
-        assert [r["custom_id"] for r in srv.batch_inputs[second]] == [bad]  # only the failed key is resubmitted
+        assert [r["custom_id"] for r in srv.batch_inputs[second]] == [bad]  # only the waiting key is resubmitted
         assert srv.total == 13 and sorted(srv.executed.values()) == [1] * 11 + [2]
         assert (tmp_path / "gen/fake/store/full/C1.manifest.json").exists()
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_failed_request_is_retried_within_the_run(tmp_path, provider):
+def test_a_rejected_request_is_recorded_and_retried_within_the_run(tmp_path, provider):
     with FakeServer(batch_polls=1) as srv:
         params = setup(tmp_path, srv.url, provider)
-        srv.batch_errors = 1
+        srv.batch_errors, srv.batch_error_status = 1, 400
         out = invoke(params)
         assert "(0 failed)" in out and len(srv.batches) == 2 and srv.total == 13
+        store = Store.open(tmp_path / "gen/fake/store")
+        (bad,) = store.attempts
+        assert store.attempts[bad] == 1 and bad in store.done
         check_views(tmp_path, srv, provider)
 
 

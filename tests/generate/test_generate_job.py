@@ -7,6 +7,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from mirage.generate.cli import generate
+from mirage.generate.store import Store
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer
@@ -27,19 +28,36 @@ def test_failures_exit_1_until_stored_then_the_next_run_sends_only_them(tmp_path
     write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(6, "C1"))
     with FakeServer() as srv:
         params = params_for(tmp_path, srv.url, retry_rounds=0, max_attempts=3)
-        srv.faults = ["500", "malformed"]  # a 5xx and an empty `choices` body
+        srv.faults = ["malformed", "malformed"]  # empty `choices` bodies: the model's failed calls
         res = invoke(params, tmp_path)
-        assert res.exit_code == 1 and "2 call(s) still failing" in res.output
+        assert res.exit_code == 1 and "2 of 6 sample(s) still failing" in res.output
         assert not (tmp_path / "gen/fake/store/full/C1.manifest.json").exists()
         res = invoke(params, tmp_path)
         assert res.exit_code == 0 and "sent 2 call(s)" in res.output and srv.total == 8
         assert (tmp_path / "gen/fake/store/full/C1.manifest.json").exists()
 
 
+def test_a_server_error_stops_the_run_without_using_an_attempt_and_the_rerun_sends_what_waits(tmp_path):
+    write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(6, "C1"))
+    with FakeServer() as srv:
+        params = params_for(tmp_path, srv.url, retry_rounds=0, max_attempts=1)
+        srv.faults = ["500", "malformed"]  # a 5xx (an outage) and an empty `choices` body (the model's)
+        res = invoke(params, tmp_path)
+        assert res.exit_code == 1 and "error: stopped: the server kept failing" in res.output
+        with Store.open(tmp_path / "gen/fake/store") as store:
+            stored, (given_up,) = len(store.done), store.failed
+        assert store.attempts == {given_up: 1} and stored == srv.total - 2  # calls that slipped in before the 500
+        waiting = 6 - stored - 1
+        assert f"{waiting} of 6 sample(s) wait" in res.output
+        res = invoke(params, tmp_path)  # the 500's sample is sent again although max_attempts is 1
+        assert res.exit_code == 0 and f"sent {waiting} call(s)" in res.output and "gave up on 1 call(s)" in res.output
+        assert srv.total == stored + 2 + waiting
+
+
 def test_retry_rounds_fix_transient_faults_within_one_run(tmp_path):
     write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(6, "C1"))
     with FakeServer() as srv:
-        srv.faults = ["500", "malformed", "500"]
+        srv.faults = ["malformed", "malformed", "malformed"]
         res = invoke(params_for(tmp_path, srv.url, retry_rounds=2), tmp_path)
         assert res.exit_code == 0 and "(0 failed)" in res.output
 
@@ -48,7 +66,7 @@ def test_a_call_failing_max_attempts_times_is_given_up_and_the_job_succeeds(tmp_
     write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(1, "C1"))
     with FakeServer() as srv:
         params = params_for(tmp_path, srv.url, retry_rounds=1, max_attempts=2)
-        srv.faults = ["500"] * 10
+        srv.faults = ["malformed"] * 10
         res = invoke(params, tmp_path)
         assert res.exit_code == 0 and "gave up on 1 call(s) after 2 attempts" in res.output
         (row,) = read_views(tmp_path / "gen", "fake", "full", "C1")

@@ -156,7 +156,8 @@ def test_property_no_form_of_any_key_survives(monkeypatch, key, before, after, f
 class EchoHandler(BaseHTTPRequestHandler):
     """Chat completions that echo the caller's key (Authorization header) in the form named by the prompt's base
     number: an error body for even bases (a long one, with the key across the 300-character cut for base 0), a 200
-    otherwise whose content, reasoning, id, fingerprint and request-id header carry it."""
+    otherwise whose content, reasoning, id, fingerprint and request-id header carry it. The errors are 400s: final
+    failures of one request, stored (a 401 or a 5xx would be an outage, stored nowhere, that stops the run)."""
 
     protocol_version = "HTTP/1.1"
 
@@ -171,10 +172,9 @@ class EchoHandler(BaseHTTPRequestHandler):
         echo = NORMALISED[names[base % len(names)]](key)
         headers = {"x-request-id": f"req-{echo}"}
         if base == 0:
-            status, raw = 500, ("x" * 290 + key + "y" * 400).encode()  # plain text; cut at 300 mid-key
-            headers["retry-after-ms"] = "1"
+            status, raw = 400, ("x" * 290 + key + "y" * 400).encode()  # plain text; cut at 300 mid-key
         elif base % 2 == 0:
-            status = 401
+            status = 400
             raw = json.dumps({"error": {"message": f"Incorrect API key provided: {echo} (also saw {OPENAI_KEY})",
                                         "type": "invalid_request_error"}}).encode()
         else:
@@ -228,7 +228,7 @@ def test_generate_never_writes_an_echoed_key_in_any_form(tmp_path, echo_server):
     # the server did echo it: success rows and error rows carry the marker instead
     assert "Your key is [REDACTED:MIRAGE_TEST_KEY]; the other is [REDACTED:OPENAI_API_KEY]" in written
     assert "Incorrect API key provided: [REDACTED:MIRAGE_TEST_KEY]" in written
-    assert "HTTP 500: " + "x" * 287 in written  # the cut body: its key part redacted, not cut in two
+    assert "HTTP 400: " + "x" * 287 in written  # the cut body: its key part redacted, not cut in two
 
 
 @pytest.mark.parametrize("bad", [MODEL_KEY + "\n", " " + MODEL_KEY, MODEL_KEY + "  ", MODEL_KEY[:20] + " " + MODEL_KEY[20:]])

@@ -155,3 +155,47 @@ def test_corrupt_or_non_utf8_line_before_the_end_is_a_clear_error(tmp_path):
 def test_keys_must_be_strings_without_whitespace(tmp_path):
     with Store.open(tmp_path) as s, pytest.raises(ValueError, match="key"):
         s.append({"key": "a b", "error": None})
+
+
+def test_old_records_of_outages_use_no_attempt(tmp_path):
+    """Records written before failures had a cause count as attempts unless their error reads as an outage."""
+    errors = {"HTTP 401: Incorrect API key": 0, "HTTP 429: quota": 0, "HTTP 503: overloaded": 0, "HTTP 404: no model": 0,
+              "ClientConnectorError: Cannot connect to host": 0, "timeout: no answer within 120 s": 0,
+              "malformed response: KeyError: 'choices'": 1, "HTTP 400: context too long": 1}
+    with Store.open(tmp_path / "s", "lite") as store:
+        for i, error in enumerate(errors):
+            store.append({"key": f"k{i}", "text": "", "error": error})
+        store.append({"key": "k90", "text": "", "error": "HTTP 500", "cause": "server"})
+        store.append({"key": "k91", "text": "", "error": "bad field", "cause": "reply"})
+    store = Store.open(tmp_path / "s")
+    assert {k: store.attempts.get(k, 0) for k in store.failed} == {
+        **{f"k{i}": n for i, n in enumerate(errors.values())}, "k90": 0, "k91": 1}
+
+
+def test_the_writer_lock_waits_for_another_process_then_refuses_after_lock_wait_s(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from mirage.generate.store import StoreBusy
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from mirage.generate.store import Store\n"
+        f"s = Store.open({str(tmp_path / 's')!r}, 'lite')\n"
+        "with s.locked('C1', 0):\n"
+        "    print('in', flush=True); time.sleep(1.5); s.append({'key': 'k1', 'text': 'held', 'error': None}); time.sleep(1)\n")],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "in\n"
+    store = Store.open(tmp_path / "s", "lite")
+    assert "k1" not in store.done
+    with pytest.raises(StoreBusy, match=r"\.C1\.lock: another process is writing this part of the store; waited 0.3 s"):
+        with store.locked("C1", 0.3):
+            pass
+    with store.locked("C2", 0):  # another condition: not blocked
+        pass
+    told = []
+    start = time.monotonic()
+    with store.locked("C1", 60, told.append):
+        assert "k1" in store.done  # re-read after the holder's writes
+    assert time.monotonic() - start < 30 and len(told) == 1 and told[0].startswith("waiting for ")
+    holder.wait(timeout=30)

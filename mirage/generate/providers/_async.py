@@ -23,12 +23,13 @@ BACKOFF_S, BACKOFF_MAX_S, RETRY_AFTER_MAX_S = 0.5, 8.0, 60.0
 
 class Retryable(Exception):
     """A failed attempt worth repeating: `after` = seconds the server asked to wait, `timeout` = the server
-    did not answer in time (a congestion signal for the adaptive limit)."""
+    did not answer in time (a congestion signal for the adaptive limit), `cause` = why, once retries are spent
+    (`base.OUTAGES`)."""
 
     def __init__(self, error: str, after: float | None = None, timeout: bool = False,
-                 request_id: str | None = None) -> None:
+                 request_id: str | None = None, cause: str = "server") -> None:
         super().__init__(error)
-        self.error, self.after, self.timeout, self.request_id = error, after, timeout, request_id
+        self.error, self.after, self.timeout, self.request_id, self.cause = error, after, timeout, request_id, cause
 
 
 def backoff_s(retry: int, after: float | None) -> float:
@@ -108,15 +109,19 @@ def run_bounded(samples: list[Sample], make_client: Callable[[], Any], call: Cal
     inside the event loop (its `close` is awaited).
 
     Only what the server or the network did is a failed attempt (`Retryable` exhausted, or a final answer such as
-    HTTP 400 that `call` returns as a failed Result). A local failure (disk full while `on_result` stores a result,
-    out of memory, a bug) is no attempt of the model's: no call is started after it, the calls in flight finish
-    on the open session (their results are still offered to `on_result`), and then it is raised."""
+    HTTP 400 that `call` returns as a failed Result). An outage (`Result.outage`: a refused key, an empty account,
+    a server that stays down) stops the run: no call is started after the first one, calls in flight finish
+    without further retries, and the calls never finished are not reported at all (they stay pending). A local
+    failure (disk full while `on_result` stores a result, out of memory, a bug) is no attempt of the model's: no
+    call is started after it, the calls in flight finish on the open session (their results are still offered to
+    `on_result`), and then it is raised."""
 
     async def main() -> None:
         client = make_client()
         limit = AdaptiveLimit(concurrency, adaptive)
         limiter = RateLimiter(per_minute)
         local: list[BaseException] = []
+        stopped: list[Result] = []
 
         async def one(s: Sample) -> None:
             start = None
@@ -124,7 +129,7 @@ def run_bounded(samples: list[Sample], make_client: Callable[[], Any], call: Cal
                 cuts = await limit.acquire()
                 timed_out = False
                 try:
-                    if local:
+                    if local or stopped:
                         return
                     await limiter.wait()
                     start = start or time.perf_counter()
@@ -138,13 +143,15 @@ def run_bounded(samples: list[Sample], make_client: Callable[[], Any], call: Cal
                     limit.release(cuts, timed_out)
                 if result is not None:
                     break
-                if retry < max_retries and not local:
+                if retry < max_retries and not local and not stopped:
                     await asyncio.sleep(backoff_s(retry, last.after))
-                if local:
+                if local or stopped:
                     return
             else:
-                result = Result.failure(last.error, request_id=last.request_id)
+                result = Result.failure(last.error, request_id=last.request_id, cause=last.cause)
             result.latency_s = time.perf_counter() - start  # from the first attempt on: retries and backoff included
+            if result.outage:
+                stopped.append(result)
             try:
                 on_result(s, result)
             except Exception as exc:  # noqa: BLE001 - e.g. disk full: stop starting calls, let the others land

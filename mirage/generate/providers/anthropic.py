@@ -14,14 +14,18 @@ import json
 from typing import Any
 
 from mirage.config.generate import ModelSpec
+from mirage.generate.providers import reply as check
 from mirage.generate.providers._async import run_bounded
-from mirage.generate.providers._http import Failed, HttpClient
+from mirage.generate.providers._http import Failed, HttpClient, reply_cap
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 from mirage.generate.providers.openai_batch import BatchJob
 
 NO_SEED_NOTE = "anthropic Messages API has no seed parameter; samples are not reproducible by seed"
 ANTHROPIC_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
+#: Causes of the error types of an `errored` Message Batches result (others, `canceled` and `expired`: server).
+BATCH_ERROR_CAUSES = {"invalid_request_error": "request", "authentication_error": "auth", "permission_error": "auth",
+                      "not_found_error": "endpoint", "rate_limit_error": "rate_limit", "billing_error": "quota"}
 
 
 class AnthropicProvider(Provider):
@@ -64,10 +68,10 @@ class AnthropicProvider(Provider):
             # The body as built here, parsed as plain JSON: temperature/top_p stay on the wire although recent SDKs
             # dropped them from the typed signature.
             try:
-                reply = await client.post_json("/v1/messages", self.params(s), self.spec.timeout_s)
+                reply = await client.post_json("/v1/messages", self.params(s), self.spec.timeout_s, reply_cap(s.max_tokens))
             except Failed as exc:
-                return Result.failure(exc.error, request_id=exc.request_id)
-            return parse_message(reply.data, request_id=reply.request_id)
+                return Result.failure(exc.error, request_id=exc.request_id, cause=exc.cause)
+            return self.check_served(parse_message(reply.data, request_id=reply.request_id, max_tokens=s.max_tokens))
 
         run_bounded(samples, self.http, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute,
                     self.spec.max_retries, self.spec.adaptive_concurrency)
@@ -103,23 +107,32 @@ class AnthropicBatch(BatchJob):
         return batch.processing_status
 
 
-def parse_message(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None) -> Result:
-    """Messages API JSON -> Result: text blocks joined, thinking blocks as reasoning, seed-less note."""
+def parse_message(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None,
+                  max_tokens: int | None = None) -> Result:
+    """Messages API JSON -> Result, every field checked (mirage.generate.providers.reply): text blocks joined,
+    thinking blocks as reasoning, seed-less note."""
     try:
-        blocks = data["content"]
-        text = "".join(b["text"] for b in blocks if b.get("type") == "text")
-        thinking = "\n".join(b.get("thinking", "") for b in blocks if b.get("type") == "thinking") or None
-        usage = data.get("usage") or {}
-    except (KeyError, TypeError) as exc:
-        return Result.failure(f"malformed response: {type(exc).__name__}: {exc}", latency_s, request_id)
-    return Result(text=text, reasoning=thinking, finish_reason=normalise_finish(data.get("stop_reason")),
-                  tokens_in=int(usage.get("input_tokens") or 0), tokens_out=int(usage.get("output_tokens") or 0),
-                  latency_s=latency_s, provider_request_id=request_id or data.get("id"), note=NO_SEED_NOTE,
-                  extra={"response_id": data.get("id")})
+        blocks = [check.obj(b, f"content[{i}]") for i, b in enumerate(check.array(data.get("content"), "content"))]
+        text = "".join(check.string(b, "text", f"content[{i}]") or "" for i, b in enumerate(blocks) if b.get("type") == "text")
+        thinking = "\n".join(check.string(b, "thinking", f"content[{i}]") or ""
+                             for i, b in enumerate(blocks) if b.get("type") == "thinking") or None
+        usage = check.obj(data.get("usage"), "usage", optional=True)
+        tokens_in, tokens_out = check.count(usage, "input_tokens", "usage"), check.count(usage, "output_tokens", "usage")
+        stop, response_id = check.string(data, "stop_reason", "reply"), check.string(data, "id", "reply")
+        served = check.string(data, "model", "reply")
+        check.within_budget(max_tokens, text, thinking)
+    except check.Malformed as exc:
+        return Result.failure(f"malformed response: {exc}", latency_s, request_id)
+    return Result(text=text, reasoning=thinking, finish_reason=normalise_finish(stop), tokens_in=tokens_in,
+                  tokens_out=tokens_out, latency_s=latency_s, provider_request_id=request_id or response_id,
+                  note=NO_SEED_NOTE, served_model=served, extra={"response_id": response_id})
 
 
 def parse_batch_result(result: dict[str, Any]) -> Result:
     """One Message Batches result (`succeeded` / `errored` / `canceled` / `expired`)."""
     if result.get("type") == "succeeded":
-        return parse_message(result["message"])
-    return Result.failure(f"batch {result.get('type')}: {json.dumps(result.get('error'))}")  # redacted, then cut
+        return parse_message(result.get("message") if isinstance(result.get("message"), dict) else {})
+    error = result.get("error") if isinstance(result.get("error"), dict) else {}
+    inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    cause = BATCH_ERROR_CAUSES.get(inner.get("type"), "server") if result.get("type") == "errored" else "server"
+    return Result.failure(f"batch {result.get('type')}: {json.dumps(result.get('error'))}", cause=cause)  # redacted, then cut

@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import abc
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mirage import secrets
 from mirage.config.generate import ModelSpec
+
+#: Why a call failed. Only COUNTED causes are the model's (or this one request's) doing and use up one of the
+#: sample's `generate.max_attempts`; every other cause is an outage (OUTAGES: what to tell the user): the sample
+#: stays pending, the run stops starting calls, and the next run sends exactly the pending ones.
+COUNTED = frozenset({"reply", "request"})
+OUTAGES: dict[str, str] = {
+    "auth": "the server refused the API key (HTTP 401/403): check the key variable",
+    "quota": "the account's quota or credit is used up",
+    "endpoint": "the server has no such model or endpoint (HTTP 404): check model_id and base_url",
+    "rate_limit": "the server kept rate-limiting (HTTP 429) through every retry",
+    "server": "the server kept failing (5xx, or bodies that are not JSON) through every retry",
+    "transport": "the server could not be reached or did not answer in time through every retry",
+    "served_model": "the server answers as another model than the one requested (served_model: refuse)",
+    "setup": "the server cannot be used as configured (see the error)",
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,10 @@ class Result:
     queue_s: float | None = None
     generation_s: float | None = None
     error: str | None = None
+    #: Set with `error`: one of COUNTED or a key of OUTAGES.
+    cause: str | None = None
+    #: The model name the server says answered (None where the protocol has none).
+    served_model: str | None = None
     provider_request_id: str | None = None
     system_fingerprint: str | None = None
     note: str | None = None
@@ -53,14 +73,31 @@ class Result:
         """Every text a provider returns passes here: API keys echoed by a server never reach a file."""
         pairs = secrets.secrets()
         if pairs:
-            for name in ("text", "reasoning", "finish_reason", "error", "provider_request_id", "system_fingerprint", "note"):
+            for name in ("text", "reasoning", "finish_reason", "error", "served_model", "provider_request_id",
+                         "system_fingerprint", "note"):
                 setattr(self, name, secrets.redact(getattr(self, name), pairs))
             self.extra = secrets.redact_obj(self.extra)
 
+    @property
+    def outage(self) -> bool:
+        """A failure that is not the model's answer: it never uses up an attempt."""
+        return self.error is not None and self.cause not in COUNTED
+
     @classmethod
-    def failure(cls, error: str, latency_s: float = 0.0, request_id: str | None = None) -> "Result":
-        """A failed call; the message is redacted before it is cut (a cut key would escape redaction)."""
-        return cls(finish_reason="error", error=secrets.redact(error)[:500], latency_s=latency_s, provider_request_id=request_id)
+    def failure(cls, error: str, latency_s: float = 0.0, request_id: str | None = None, cause: str = "reply") -> "Result":
+        """A failed call; the message is redacted before it is cut (a cut key would escape redaction), and what a
+        server wrote into it is made printable (control characters, lone surrogates)."""
+        return cls(finish_reason="error", error=printable(secrets.redact(error))[:500], latency_s=latency_s,
+                   provider_request_id=request_id if isinstance(request_id, str) else None, cause=cause)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters and lone surrogates replaced by U+FFFD (they cannot be encoded or would
+    rewrite a terminal line)."""
+    return _CONTROL.sub("\ufffd", text)
 
 
 OnResult = Callable[[Sample, Result], None]
@@ -91,6 +128,18 @@ class Provider(abc.ABC):
         if not key:
             raise RuntimeError(f"model '{self.name}': set the environment variable {self.spec.api_key_env} to its API key")
         return key
+
+    def check_served(self, result: Result) -> Result:
+        """`result`, or a failure (cause served_model) when the server names another model than `model_id` and the
+        registry entry says `served_model: refuse`."""
+        from mirage.generate.providers.reply import served_model_matches
+
+        if result.error is None and self.spec.served_model == "refuse" and \
+                not served_model_matches(result.served_model, self.spec.model_id):
+            return Result.failure(f"the server answered as model {result.served_model!r}, not {self.spec.model_id!r} "
+                                  f"(models.{self.name}.served_model: refuse)", result.latency_s,
+                                  result.provider_request_id, cause="served_model")
+        return result
 
     @abc.abstractmethod
     def generate(self, samples: list[Sample], on_result: OnResult) -> None:

@@ -16,8 +16,9 @@ import json
 from typing import Any
 
 from mirage.config.generate import ModelSpec
+from mirage.generate.providers import reply as check
 from mirage.generate.providers._async import Retryable, run_bounded
-from mirage.generate.providers._http import Failed, HttpClient
+from mirage.generate.providers._http import Failed, HttpClient, reply_cap
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -66,22 +67,26 @@ class OpenAIProvider(Provider):
         path, spec = self.endpoint().removeprefix("/v1"), self.spec
 
         async def call(client: HttpClient, s: Sample) -> Result:
+            rid = None
             try:
                 if spec.streams:
                     body = {**self.body(s), "stream": True, "stream_options": {"include_usage": True}}
-                    reply = await client.post_sse(path, body, spec.queue_timeout_s, spec.timeout_s)
+                    reply = await client.post_sse(path, body, spec.queue_timeout_s, spec.timeout_s, reply_cap(s.max_tokens))
+                    rid = reply.request_id
                     data = reply.data or assemble(reply.events, spec.mode, reply.done, reply.request_id)
                     if data.get("choices") and not data.get("usage"):
                         return Result.failure("the server's stream carried no usage (token counts): set `stream: false` "
-                                              f"for model {self.name}", request_id=reply.request_id)
+                                              f"for model {self.name}", request_id=reply.request_id, cause="setup")
                 else:
-                    reply = await client.post_json(path, self.body(s), spec.timeout_s)
+                    reply = await client.post_json(path, self.body(s), spec.timeout_s, reply_cap(s.max_tokens))
                     data = reply.data
             except Failed as exc:
-                return Result.failure(exc.error, request_id=exc.request_id)
-            result = parse_response(data, request_id=reply.request_id)
+                return Result.failure(exc.error, request_id=exc.request_id, cause=exc.cause)
+            except check.Malformed as exc:
+                return Result.failure(f"malformed response: {exc}", request_id=rid)
+            result = parse_response(data, request_id=reply.request_id, max_tokens=s.max_tokens)
             result.queue_s, result.generation_s = reply.queue_s, reply.generation_s
-            return result
+            return self.check_served(result)
 
         run_bounded(samples, self.http, call, on_result, spec.max_concurrency, spec.requests_per_minute,
                     spec.max_retries, spec.adaptive_concurrency)
@@ -90,23 +95,27 @@ class OpenAIProvider(Provider):
 def assemble(events: list[dict[str, Any]], mode: str, done: bool = True, request_id: str | None = None) -> dict[str, Any]:
     """The chat or text completion JSON that streamed `events` (chunks) add up to, as a plain request returns it.
     A stream that ended before `data: [DONE]` was cut off: worth another try. One that ended properly without a
-    finish_reason is malformed (as a plain reply without choices)."""
+    finish_reason is malformed (as a plain reply without choices); so is a chunk whose fields have the wrong types
+    (check.Malformed)."""
     if not done:
-        raise Retryable("malformed response: the stream ended before [DONE]", request_id=request_id)
-    data: dict[str, Any] = {"id": None, "system_fingerprint": None, "usage": None}
+        raise Retryable("malformed response: the stream ended before [DONE]", request_id=request_id, cause="server")
+    data: dict[str, Any] = {"id": None, "system_fingerprint": None, "usage": None, "model": None}
     text, reasoning, refusal, finish = [], [], [], None
-    for ev in events:
-        data["id"] = data["id"] or ev.get("id")
-        data["system_fingerprint"] = data["system_fingerprint"] or ev.get("system_fingerprint")
+    for n, ev in enumerate(events):
+        where = f"chunk {n}"
+        for name in ("id", "system_fingerprint", "model"):
+            data[name] = data[name] or check.string(ev, name, where)
         data["usage"] = ev.get("usage") or data["usage"]
-        for choice in ev.get("choices") or ():
+        for i, choice in enumerate(check.array(ev.get("choices") or [], f"{where}.choices")):
+            choice = check.obj(choice, f"{where}.choices[{i}]")
             if choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") or {}
-            text.append(delta.get("content") or choice.get("text") or "")
-            reasoning.append(delta.get("reasoning_content") or delta.get("reasoning") or "")
-            refusal.append(delta.get("refusal") or "")
-            finish = choice.get("finish_reason") or finish
+            delta = check.obj(choice.get("delta"), f"{where}.choices[{i}].delta", optional=True)
+            text.append(check.string(delta, "content", f"{where}.delta") or check.string(choice, "text", where) or "")
+            reasoning.append(check.string(delta, "reasoning_content", f"{where}.delta")
+                             or check.string(delta, "reasoning", f"{where}.delta") or "")
+            refusal.append(check.string(delta, "refusal", f"{where}.delta") or "")
+            finish = check.string(choice, "finish_reason", f"{where}.choices[{i}]") or finish
     if finish is None:
         data["choices"] = []
     elif mode == "chat":
@@ -118,27 +127,38 @@ def assemble(events: list[dict[str, Any]], mode: str, done: bool = True, request
     return data
 
 
-def parse_response(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None) -> Result:
-    """Chat or text completion JSON -> Result; malformed bodies become errors, refusals `refusal`."""
+def parse_response(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None,
+                   max_tokens: int | None = None) -> Result:
+    """Chat or text completion JSON -> Result, every field checked (mirage.generate.providers.reply); a reply
+    that breaks the protocol is a failed call, a refusal is `refusal`."""
     try:
-        choice = data["choices"][0]
-        usage = data.get("usage") or {}
+        choices = check.array(data.get("choices"), "choices")
+        if not choices:
+            raise check.Malformed("choices is empty")
+        choice = check.obj(choices[0], "choices[0]")
+        usage = check.obj(data.get("usage"), "usage", optional=True)
+        tokens_in, tokens_out = check.count(usage, "prompt_tokens", "usage"), check.count(usage, "completion_tokens", "usage")
         if "message" in choice:
-            msg = choice["message"] or {}
-            text = msg.get("content") or ""
-            reasoning = msg.get("reasoning_content") or msg.get("reasoning")
-            refusal = msg.get("refusal")
+            msg = check.obj(choice["message"], "choices[0].message")
+            where = "choices[0].message"
+            text = check.string(msg, "content", where) or ""
+            reasoning = check.string(msg, "reasoning_content", where) or check.string(msg, "reasoning", where)
+            refusal = check.string(msg, "refusal", where)
+        elif "text" in choice:
+            text, reasoning, refusal = check.string(choice, "text", "choices[0]") or "", None, None
         else:
-            text, reasoning, refusal = choice["text"], None, None
-        if not isinstance(text, str):
-            raise TypeError("content is not a string")
-    except (KeyError, IndexError, TypeError) as exc:
-        return Result.failure(f"malformed response: {type(exc).__name__}: {exc}", latency_s, request_id)
-    finish = "refusal" if refusal else normalise_finish(choice.get("finish_reason"))
-    return Result(text=text or (refusal or ""), reasoning=reasoning, finish_reason=finish,
-                  tokens_in=int(usage.get("prompt_tokens") or 0), tokens_out=int(usage.get("completion_tokens") or 0),
-                  latency_s=latency_s, provider_request_id=request_id or data.get("id"),
-                  system_fingerprint=data.get("system_fingerprint"), extra={"response_id": data.get("id")})
+            raise check.Malformed("choices[0] has neither message nor text")
+        finish_reason = check.string(choice, "finish_reason", "choices[0]")
+        response_id = check.string(data, "id", "reply")
+        fingerprint = check.string(data, "system_fingerprint", "reply")
+        served = check.string(data, "model", "reply")
+        check.within_budget(max_tokens, text, reasoning, refusal)
+    except check.Malformed as exc:
+        return Result.failure(f"malformed response: {exc}", latency_s, request_id)
+    finish = "refusal" if refusal else normalise_finish(finish_reason)
+    return Result(text=text or (refusal or ""), reasoning=reasoning, finish_reason=finish, tokens_in=tokens_in,
+                  tokens_out=tokens_out, latency_s=latency_s, provider_request_id=request_id or response_id,
+                  system_fingerprint=fingerprint, served_model=served, extra={"response_id": response_id})
 
 
 def dumps_line(obj: dict) -> str:

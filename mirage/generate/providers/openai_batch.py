@@ -5,7 +5,9 @@ after it is created and before polling, so a killed run re-polls and ingests the
 buying it again. A run resumes only the recorded batches that share keys with it (a batch of another
 condition waits for its own run); a record keeps the keys no run has ingested yet and is retired
 (renamed `.ingested`) when none are left. Jobs are split into batches within the API's size limits.
-A key that a finished batch returns no result for is reported as an error, so the next run retries it.
+A key that a finished batch returns no result for is reported as an outage (cause `server`: the provider's failure,
+no attempt used up), and so is a per-request error the provider's status calls one (5xx, 429, 401...); the run then
+stops and the next run sends exactly those keys again.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ class BatchJob(abc.ABC):
                     time.sleep(self.poll_s)
                     batch = self.poll(data["batch_id"])
                 status = self.collect(batch, wanted, on_result)
-                for s in wanted.values():
-                    on_result(s, Result.failure(f"batch {data['batch_id']} {status}: no result for this request"))
+                for s in wanted.values():  # the provider's failure, not the model's: pending, no attempt used
+                    on_result(s, Result.failure(f"batch {data['batch_id']} {status}: no result for this request",
+                                                cause="server"))
             settle(path, data, handled)
 
 
@@ -119,6 +122,7 @@ def batch_lines(provider: Any, samples: list[Sample]) -> list[str]:
 
 def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample], on_result: OnResult) -> set[str]:
     """Report each batch output line for a key in `by_key`; returns the keys reported."""
+    from mirage.generate.providers._http import status_cause
     from mirage.generate.providers.openai import parse_response
 
     seen: set[str] = set()
@@ -126,16 +130,23 @@ def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample]
         for line in text.splitlines():
             if not line.strip():
                 continue
-            row = json.loads(line)
-            key = row.get("custom_id")
-            if key not in by_key or key in seen:
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError):
+                continue  # a garbled line: its key gets no result and is reported as such
+            key = row.get("custom_id") if isinstance(row, dict) else None
+            if not isinstance(key, str) or key not in by_key or key in seen:
                 continue
-            resp, err = row.get("response") or {}, row.get("error")
-            if err or resp.get("status_code", 200) >= 400:
-                detail = err or (resp.get("body") or {}).get("error")
-                result = Result.failure(f"batch error: {json.dumps(detail)}", request_id=resp.get("request_id"))
+            resp, err = row.get("response"), row.get("error")
+            resp = resp if isinstance(resp, dict) else {}
+            body = resp.get("body") if isinstance(resp.get("body"), dict) else {}
+            rid = resp.get("request_id") if isinstance(resp.get("request_id"), str) else None
+            status = resp.get("status_code", 200)
+            if err or not isinstance(status, int) or status >= 400:
+                cause = status_cause(status, body) if isinstance(status, int) and status >= 400 else "server"
+                result = Result.failure(f"batch error: {json.dumps(err or body.get('error'))}", request_id=rid, cause=cause)
             else:
-                result = parse_response(resp.get("body") or {}, 0.0, resp.get("request_id"))
+                result = parse_response(body, 0.0, rid)
             on_result(by_key[key], result)
             seen.add(key)
     return seen
