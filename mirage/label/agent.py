@@ -137,8 +137,9 @@ def is_violent_verb(tok) -> bool:
                 for p in c.children if p.dep_ == "pobj"]
     if name == "threaten":  # "threatened to kill" / "threatened the teacher", not "threatened to quit"
         return any(_target(o) for o in objects) or any(c.dep_ == "xcomp" and is_violent_verb(c) for c in tok.children)
+    # no object of its own: violent when a conjunct is unambiguous ("they kill and rape")
     return any(_target(o) for o in objects) or (not objects and any(
-        c.dep_ == "conj" and is_violent_verb(c) and lemma(c) not in NEEDS_TARGET for c in (*tok.children, tok.head)))
+        c is not tok and lemma(c) in _verbs() and lemma(c) not in NEEDS_TARGET for c in tok.conjuncts))
 
 
 def is_violent_noun(tok) -> bool:
