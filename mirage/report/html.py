@@ -185,7 +185,7 @@ def _context(df: pd.DataFrame, r: pd.Series) -> str:
 def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[tuple[str, list[str]]]:
     """Per model, one sentence per headline claim (mirage/metrics/claims.py): its estimate, identity-placebo floor and
     excess, and the decision of the model's one Holm correction over its tested claims, with the interval of the
-    same test at the level Holm tested that claim (so it excludes 0, for CAI 1, exactly when the claim is made).
+    same test at the level Holm tested that claim (so it excludes 0 exactly when the claim is made).
     Untestable claims say why; a metrics.csv without claims (an older run) gets one line saying so."""
     if not (df["family"] == claims.FAMILY).any():
         return [(m, ["this metrics.csv has no headline claims (made by an older mirage metrics, or without placebo "
@@ -213,7 +213,9 @@ def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[t
             verdict = "significant" if r["p_adj"] <= alpha else "not significant"
             tail = f"p = {r[claims.test_column(r['metric'])]:.2g}, Holm-adjusted p = {r['p_adj']:.2g}: {verdict}"
             if r["metric"] == CAI:
-                lines.append(f"{what} = {r['estimate']:.2f}, {level} interval {ival} ({n}); {tail} (H0: CAI = 1).")
+                lines.append(f"{what} = {r['estimate']:.2f}; floor: the controls' CoT amplification {r['placebo']:.2f}; excess "
+                             f"{r['excess']:+.2f}, {level} interval {ival} ({n}); {tail} (H0: the focal identity's CoT "
+                             "amplification equals the controls').")
                 continue
             sign = {DELTA_SIGNED: " (negative = adverse to the focal identity)",
                     MIT_DELTA_SIGNED: " (positive = the focal's disadvantage shrinks)"}.get(r["metric"], "")
