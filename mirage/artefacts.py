@@ -240,6 +240,19 @@ def metrics(slice_name: str) -> dict[str, str]:
     return {"table": f"{d}/metrics.csv", "per_prompt": f"{d}/per_prompt.csv", "summary": f"{d}/summary.json"}
 
 
+def compare_dir(slice_name: str, name: str) -> str:
+    """`mirage compare`: one folder per compared pair (a params `compare.pairs` name, or A--B on the command line)."""
+    return f"{RESULTS}/compare/{slice_name}/{name}"
+
+
+def compare(slice_name: str, name: str) -> dict[str, str]:
+    """The files of one comparison: per-claim table, summary, figure (differences, intervals, margin band) and the
+    report section (HTML with the figure inlined)."""
+    d = compare_dir(slice_name, name)
+    return {"table": f"{d}/compare.csv", "summary": f"{d}/compare.json", "figure": f"{d}/compare.png",
+            "section": f"{d}/section.html"}
+
+
 def figures_dir(slice_name: str) -> str:
     return f"{RESULTS}/figures/{slice_name}"
 

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "corpus": "mirage.corpus.cli:corpus",
     "label": "mirage.label.cli:label",
     "metrics": "mirage.metrics.cli:metrics",
+    "compare": "mirage.compare.cli:compare",
     "validate": "mirage.validation.cli:validate",
     "judge": "mirage.judge.cli:judge",
     "report": "mirage.report.cli:report",

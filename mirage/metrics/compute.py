@@ -837,25 +837,26 @@ def _ratio(a: int, b: int):
     return lambda m: m[..., a] / m[..., b]
 
 
-def compute_metrics(labels: pd.DataFrame, p: MetricsParams, replicates: Replicates | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def compute_metrics(labels: pd.DataFrame, p: MetricsParams, replicates: Replicates | None = None,
+                    unit_hook: UnitHook | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(metrics table, per-prompt table) for every model in `labels`. Paraphrase variants enter only the
     paraphrase-placebo rows. `replicates` receives the bootstrap replicates of the V and dV rows (see
-    Replicates). BLAS runs single-threaded: the products are small and many, and threads only contend
-    (several times slower on a loaded machine)."""
+    Replicates), `unit_hook` the per-unit values of every row computed from units (see UnitHook). BLAS runs
+    single-threaded: the products are small and many, and threads only contend (several times slower on a loaded
+    machine)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1):
-        return _compute(labels, p, replicates)
+        return _compute(labels, p, replicates, unit_hook)
 
 
-def _compute(labels: pd.DataFrame, p: MetricsParams, replicates: Replicates | None = None
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _compute(labels: pd.DataFrame, p: MetricsParams, replicates: Replicates | None = None,
+             unit_hook: UnitHook | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     pp = per_prompt(labels)
     main, para = pp[~pp["paraphrase"]], pp[pp["paraphrase"]]
     frames = dict(zip(main["base_id"].astype(str), main["frame_id"].astype(str)))
     original = ~labels["paraphrase"].fillna(False).astype(bool) if "paraphrase" in labels else np.ones(len(labels), bool)
-    b = MetricsBuilder(p, frames, identical_strata(labels[original]), replicates)
+    b = MetricsBuilder(p, frames, identical_strata(labels[original]), replicates, unit_hook)
     models = sorted(main["model"].unique())
     focal = main.loc[main["focal"].astype(bool), "identity"].unique()
     b.focal = str(focal[0]) if len(focal) else "focal"

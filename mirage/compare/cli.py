@@ -1,0 +1,98 @@
+"""`mirage compare A B --slice S`: which differences between two runs are real."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from mirage import artefacts
+from mirage.io import DataError, atomic_write, write_json
+from mirage.params import ParamsError, load_params, section_hash
+from mirage.protocol import SLICE_NAMES
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice whose labels both sides come from.")
+@click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False),
+              help=f"Label files holding both sides' rows (repeatable; a judge comparison names each judge's file).  "
+                   f"[default: {artefacts.labels('{model}', '{slice}')} of each side's model]")
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (sections metrics, compare).")
+@click.option("--name", help="Name of the comparison (its folder).  [default: the params `compare.pairs` name of (A, B, "
+              "slice), else A--B with every character outside letters, digits, '.', '_', '-' as '_']")
+@click.option("--out-table", type=click.Path(dir_okay=False), help=f"Per-claim CSV.  [default: {artefacts.compare('{slice}', '{name}')['table']}]")
+@click.option("--out-summary", type=click.Path(dir_okay=False), help="JSON summary.  [default: next to the table]")
+@click.option("--out-figure", type=click.Path(dir_okay=False), help="PNG of the differences.  [default: next to the table]")
+@click.option("--out-section", type=click.Path(dir_okay=False), help="HTML report section.  [default: next to the table]")
+def compare(a: str, b: str, slice_name: str, label_files: tuple[str, ...], params_path: str, name: str | None,
+            out_table: str | None, out_summary: str | None, out_figure: str | None, out_section: str | None) -> None:
+    """Compare the headline claims of two runs A and B on the prompts both have, and say which differences are real.
+
+    A and B are each MODEL[@REVISION][/mitigation=M][/judge=J]:
+
+    \b
+      mirage compare gpt-4o claude-opus-4 --slice lite                  two models
+      mirage compare gpt-4o@2024-08-06 gpt-4o@2024-05-13 --slice lite   two snapshots (labels' revision column)
+      mirage compare llama-3.3-70b/mitigation=M1 llama-3.3-70b --slice lite   a mitigation against none
+      mirage compare m/judge=parse-v2 m/judge=lexicon-v1 --slice demo \\
+          --labels results/labels/m/demo.jsonl --labels other-judge.jsonl       one model's completions, two judges
+
+    Only prompts both sides have are used (the counts are reported). For every headline claim (its excess over the
+    identity-placebo floor, as `mirage metrics` tests it): the difference A − B with a paired frame-level interval
+    (Rao-Wu, the same weights for both sides, so shared prompts cancel), a paired relabelling test (A and B swapped
+    within frames), Holm across the claims, and a verdict: 'A more biased' / 'B more biased' (Holm rejects; the side
+    in the direction adverse to the focal identity), 'equivalent' (two one-sided tests: the (1 − 2α) interval inside
+    ± compare.margin_pp, CAI ± compare.margin_cai), else 'inconclusive'. Draws, alpha, seed and resampling: params metrics.
+
+    Writes compare.csv (one row per claim), compare.json (sides, shared prompts, verdicts, provenance), compare.png
+    (differences, intervals, margin band) and section.html (the report section, figure inlined).
+    """
+    from mirage.compare.paired import compare_runs
+    from mirage.compare.render import figure_png, section_html
+    from mirage.compare.sides import parse_side, select
+    from mirage.metrics.cli import load_labels
+    from mirage.provenance import code_version
+
+    try:
+        params = load_params(params_path)
+        sa, sb = parse_side(a), parse_side(b)
+        paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, slice_name)) for m in dict.fromkeys((sa.model, sb.model))]
+        if missing := [str(x) for x in paths if not x.exists()]:
+            raise DataError(f"no label file(s): {', '.join(missing)}; run `mirage label` first or name them with --labels")
+        import pandas as pd
+
+        labels = pd.concat([load_labels([x]) for x in paths], ignore_index=True)  # one judge's file may repeat another's samples
+        click.echo(f"comparing {a} with {b} on slice {slice_name} ...")
+        table, counts = compare_runs(select(labels, sa), select(labels, sb), params.metrics, params.compare)
+    except (ParamsError, DataError) as exc:
+        raise click.ClickException(str(exc)) from None
+    named = [k for k, v in params.compare.pairs.items() if (v.a, v.b, v.slice) == (a, b, slice_name)]
+    name = name or (named[0] if named else f"{sa.slug}--{sb.slug}")
+    default = artefacts.compare(slice_name, name)
+    outs = {"table": Path(out_table or default["table"])}
+    for key in ("summary", "figure", "section"):
+        given = {"summary": out_summary, "figure": out_figure, "section": out_section}[key]
+        outs[key] = Path(given or outs["table"].with_name(Path(default[key]).name))
+    tested = table[table["p_adj"].notna()]
+    summary = {
+        "name": name, "slice": slice_name, "a": a, "b": b, "prompts": counts, "alpha": params.metrics.alpha,
+        "margin_pp": params.compare.margin_pp, "margin_cai": params.compare.margin_cai, "m": len(tested),
+        "verdicts": {str(k): int(v) for k, v in table["verdict"].value_counts().sort_index().items()},
+        "claims": [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
+                   for r in table.to_dict("records")],
+        "provenance": {"code_version": code_version(), "params_hash": section_hash(params, "metrics", "compare"),
+                       "label_files": [str(x) for x in paths]},
+    }
+    png = figure_png(table, a, b, params.metrics.alpha, params.report.dpi)
+    with atomic_write(outs["table"]) as fh:
+        table.to_csv(fh, index=False, lineterminator="\n")
+    write_json(outs["summary"], summary)
+    with atomic_write(outs["figure"], "wb", encoding=None) as fh:
+        fh.write(png)
+    with atomic_write(outs["section"]) as fh:
+        fh.write(section_html(table, summary, png))
+    verdicts = ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
+    click.echo(f"{counts['prompts_shared']} shared prompts; {len(table)} claims ({verdicts}); wrote {outs['table']} "
+               f"(+ {outs['summary'].name}, {outs['figure'].name}, {outs['section'].name})")
