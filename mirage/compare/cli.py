@@ -37,7 +37,7 @@ def compare(a: str, b: str, slice_name: str, label_files: tuple[str, ...], param
       mirage compare gpt-4o@2024-08-06 gpt-4o@2024-05-13 --slice lite   two snapshots (labels' revision column)
       mirage compare llama-3.3-70b/mitigation=M1 llama-3.3-70b --slice lite   a mitigation against none
       mirage compare m/judge=parse-v2 m/judge=lexicon-v1 --slice demo \\
-          --labels results/labels/m/demo.jsonl --labels other-judge.jsonl       one model's completions, two judges
+          --labels parse-v2-labels.jsonl --labels lexicon-labels.jsonl        one model's completions, two judges
 
     Only prompts both sides have are used (the counts are reported). For every headline claim (its excess over the
     identity-placebo floor, as `mirage metrics` tests it): the difference A − B with a paired frame-level interval

@@ -40,7 +40,7 @@ class CompareParams(BaseModel):
 
     pairs: dict[str, Pair] = Field(
         default_factory=dict, description="Comparisons the pipeline runs: name -> {a, b, slice}; each is a Snakemake "
-        "target and a DVC stage `compare-NAME` writing results/compare/SLICE/NAME/.")
+        "target and a DVC stage `compare-NAME` (its files: mirage/artefacts.py, compare).")
     margin_pp: float = Field(2.0, gt=0, le=100, description="Equivalence margin m of every claim measured in percentage "
                              "points (ΔV, Δ signed, gaps, δt): |A − B| < m pp by two one-sided tests is 'equivalent'.")
     margin_cai: float = Field(0.25, gt=0, le=100, description="Equivalence margin of the CAI claim (its excess over the "
