@@ -253,6 +253,14 @@ def compare(slice_name: str, name: str) -> dict[str, str]:
             "section": f"{d}/section.html"}
 
 
+def series(slice_name: str, name: str) -> dict[str, str]:
+    """`mirage over-time NAME`: each headline claim of a model family's snapshots against release date (table, summary,
+    figure, report section)."""
+    d = f"{RESULTS}/compare/{slice_name}/series/{name}"
+    return {"table": f"{d}/series.csv", "summary": f"{d}/series.json", "figure": f"{d}/series.png",
+            "section": f"{d}/section.html"}
+
+
 def figures_dir(slice_name: str) -> str:
     return f"{RESULTS}/figures/{slice_name}"
 

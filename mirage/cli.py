@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "label": "mirage.label.cli:label",
     "metrics": "mirage.metrics.cli:metrics",
     "compare": "mirage.compare.cli:compare",
+    "over-time": "mirage.compare.cli:over_time",
     "validate": "mirage.validation.cli:validate",
     "judge": "mirage.judge.cli:judge",
     "report": "mirage.report.cli:report",

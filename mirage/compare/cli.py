@@ -96,3 +96,75 @@ def compare(a: str, b: str, slice_name: str, label_files: tuple[str, ...], param
     verdicts = ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
     click.echo(f"{counts['prompts_shared']} shared prompts; {len(table)} claims ({verdicts}); wrote {outs['table']} "
                f"(+ {outs['summary'].name}, {outs['figure'].name}, {outs['section'].name})")
+
+
+@click.command("over-time")
+@click.argument("name")
+@click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False),
+              help=f"Label files holding the snapshots' rows (repeatable).  [default: {artefacts.labels('{model}', '{slice}')} "
+                   "of each snapshot's model]")
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (compare.series.NAME).")
+@click.option("--out-table", type=click.Path(dir_okay=False), help=f"CSV.  [default: {artefacts.series('{slice}', '{name}')['table']}]")
+def over_time(name: str, label_files: tuple[str, ...], params_path: str, out_table: str | None) -> None:
+    """Bias over time: every pooled headline claim of the snapshots of one model family (params `compare.series.NAME`:
+    slice and [{side: MODEL@REVISION, date: "YYYY-MM-DD"}, ...], oldest first) against release date, on the prompts every
+    snapshot has, each with its frame-bootstrap interval, and the `mirage compare` verdict of each step from one
+    snapshot to the next (A = the newer: 'A more biased' = the bias grew).
+
+    Writes series.csv (one row per snapshot x claim), series.json, series.png (one panel per claim) and section.html
+    (the report section), beside each other.
+    """
+    import base64
+    import html
+
+    import pandas as pd
+
+    from mirage.compare.series import figure_png
+    from mirage.compare.series import over_time as run
+    from mirage.compare.sides import parse_side, select
+    from mirage.metrics.cli import load_labels
+    from mirage.provenance import code_version
+
+    try:
+        params = load_params(params_path)
+        if name not in params.compare.series:
+            raise DataError(f"{params_path}: compare.series has no {name!r} (it has: {', '.join(params.compare.series) or 'none'})")
+        series = params.compare.series[name]
+        sides = [parse_side(s.side) for s in series.snapshots]
+        paths = [Path(x) for x in label_files] or [Path(artefacts.labels(m, series.slice)) for m in dict.fromkeys(s.model for s in sides)]
+        if missing := [str(x) for x in paths if not x.exists()]:
+            raise DataError(f"no label file(s): {', '.join(missing)}; run `mirage label` first or name them with --labels")
+        labels = pd.concat([load_labels([x]) for x in paths], ignore_index=True)
+        click.echo(f"{name}: {len(sides)} snapshots on slice {series.slice} ...")
+        table, counts = run([select(labels, s) for s in sides], series, params.metrics, params.compare)
+    except (ParamsError, DataError) as exc:
+        raise click.ClickException(str(exc)) from None
+    default = artefacts.series(series.slice, name)
+    outs = {"table": Path(out_table or default["table"])}
+    outs |= {k: outs["table"].with_name(Path(default[k]).name) for k in ("summary", "figure", "section")}
+    png = figure_png(table, name, params.metrics.alpha, params.report.dpi)
+    summary = {"name": name, "slice": series.slice, "snapshots": [s.model_dump(mode="json") for s in series.snapshots],
+               "prompts": counts, "alpha": params.metrics.alpha,
+               "rows": [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()} for r in table.to_dict("records")],
+               "provenance": {"code_version": code_version(), "params_hash": section_hash(params, "metrics", "compare"),
+                              "label_files": [str(x) for x in paths]}}
+    e = html.escape
+    cells = "\n".join(f"<tr><td>{e(r['claim'])}</td><td>{e(r['side'])}</td><td>{r['date']}</td><td>{r['n']}</td>"
+                      f"<td>{r['estimate']:.4g}</td><td>[{r['ci_low']:.4g}, {r['ci_high']:.4g}]</td><td>{e(r['step_verdict'])}</td></tr>"
+                      for r in table.to_dict("records"))
+    section = (f"<section id=\"series-{e(name)}\"><h2>Bias over time: {e(name)} (slice {e(series.slice)})</h2>\n<p>Every pooled "
+               f"headline claim of {len(sides)} snapshots on the {counts['prompts_shared']:,} prompts all of them have, with "
+               f"{100 * (1 - params.metrics.alpha):g} % frame-bootstrap intervals; 'step' is the paired comparison with the "
+               "previous snapshot (A = the newer; Holm over the step's claims).</p>\n"
+               f"<img alt=\"claims against release date\" src=\"data:image/png;base64,{base64.b64encode(png).decode()}\">\n"
+               "<table><tr><th>claim</th><th>snapshot</th><th>date</th><th>n</th><th>estimate</th><th>interval</th>"
+               f"<th>step</th></tr>\n{cells}\n</table></section>\n")
+    with atomic_write(outs["table"]) as fh:
+        table.to_csv(fh, index=False, lineterminator="\n")
+    write_json(outs["summary"], summary)
+    with atomic_write(outs["figure"], "wb", encoding=None) as fh:
+        fh.write(png)
+    with atomic_write(outs["section"]) as fh:
+        fh.write(section)
+    click.echo(f"{len(table)} rows ({table['claim'].nunique()} claims x {len(sides)} snapshots); wrote {outs['table']} "
+               f"(+ {outs['summary'].name}, {outs['figure'].name}, {outs['section'].name})")

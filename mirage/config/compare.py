@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mirage.io import DataError
@@ -35,6 +37,38 @@ class Pair(BaseModel):
         return v
 
 
+class Snapshot(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    side: str = Field(description="The snapshot as a side: MODEL@REVISION (or any side spec).")
+    date: dt.date = Field(description="Its release date (YYYY-MM-DD), the x axis of the figure.")
+
+    @field_validator("side")
+    @classmethod
+    def _side(cls, v: str) -> str:
+        return Pair._side(v)
+
+
+class Series(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    slice: str = Field(description="Slice whose labels every snapshot comes from.")
+    snapshots: list[Snapshot] = Field(min_length=2, description="Two or more snapshots of one model family, oldest first.")
+
+    @field_validator("slice")
+    @classmethod
+    def _slice(cls, v: str) -> str:
+        return Pair._slice(v)
+
+    @field_validator("snapshots")
+    @classmethod
+    def _ordered(cls, v: list[Snapshot]) -> list[Snapshot]:
+        dates = [s.date for s in v]
+        if dates != sorted(dates) or len(set(dates)) != len(dates):
+            raise ValueError(f"snapshots must be in order of release date, each date once (got {', '.join(map(str, dates))})")
+        return v
+
+
 class CompareParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -46,12 +80,16 @@ class CompareParams(BaseModel):
     margin_cai: float = Field(0.25, gt=0, le=100, description="Equivalence margin of the CAI claim (its excess over the "
                               "controls' CoT amplification, a difference of ratios).")
 
-    @field_validator("pairs")
+    series: dict[str, Series] = Field(
+        default_factory=dict, description="Bias over time: name -> {slice, snapshots: [{side, date}, ...]} for "
+        "`mirage over-time NAME`: every headline claim against release date, and the compare verdict of each step.")
+
+    @field_validator("pairs", "series")
     @classmethod
-    def _names(cls, v: dict[str, Pair]) -> dict[str, Pair]:
+    def _names(cls, v: dict) -> dict:
         for name in v:
             try:
-                check_name(name, "compare pair name")
+                check_name(name, "compare name")
             except DataError as exc:
                 raise ValueError(str(exc)) from None
         return v
