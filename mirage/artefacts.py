@@ -261,6 +261,12 @@ def series(slice_name: str, name: str) -> dict[str, str]:
             "section": f"{d}/section.html"}
 
 
+def judge_sensitivity(slice_name: str, model: str) -> dict[str, str]:
+    """`mirage judges --model M`: one model's completions under several judges (claims, agreement, gold-set panel)."""
+    d = f"{RESULTS}/compare/{slice_name}/judges/{_part(model)}"
+    return {"table": f"{d}/judges.csv", "summary": f"{d}/judges.json", "section": f"{d}/section.html"}
+
+
 def figures_dir(slice_name: str) -> str:
     return f"{RESULTS}/figures/{slice_name}"
 

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "metrics": "mirage.metrics.cli:metrics",
     "compare": "mirage.compare.cli:compare",
     "over-time": "mirage.compare.cli:over_time",
+    "judges": "mirage.compare.cli:judges",
     "validate": "mirage.validation.cli:validate",
     "judge": "mirage.judge.cli:judge",
     "report": "mirage.report.cli:report",
