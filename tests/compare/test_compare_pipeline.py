@@ -42,10 +42,12 @@ def test_bad_pairs_are_refused_by_params(pair, message):
 
 def test_snakemake_plans_every_pair(root, tmp_path):
     _, path = params_with_pairs(root, tmp_path)
-    dry = subprocess.run(["snakemake", "-n", "-p", "--configfile", str(path), "--", "compare_all"], cwd=root,
+    dry = subprocess.run(["snakemake", "-n", "-p", "--configfile", str(path), "--", "compare_all", "lite"], cwd=root,
                          capture_output=True, text=True, timeout=300)
     assert dry.returncode == 0, dry.stderr[-2000:]
     out = dry.stdout
     assert ("python -m mirage compare gpt-4o@2024-08-06 gpt-4o/mitigation=M1 --slice lite --name snap "
             "--labels results/labels/gpt-4o/lite.jsonl") in out
     assert "--labels results/labels/smollm2-135m/demo.jsonl --out-table results/compare/demo/two/compare.csv" in out
+    report = next(line for line in out.splitlines() if "python -m mirage report --slice lite" in line)
+    assert "--compare-section results/compare/lite/snap/section.html" in report and "demo/two" not in report

@@ -114,6 +114,12 @@ def compare_labels(wildcards):
     return [artefacts.labels(m, wildcards.slice) for m in models]
 
 
+def compare_sections(wildcards):
+    """The report sections of the comparisons named for this slice (the report shows them under 'Comparisons')."""
+    return [artefacts.compare(wildcards.slice, name)["section"] for name, p in PARAMS.compare.pairs.items()
+            if p.slice == wildcards.slice]
+
+
 def compare_targets():
     return [artefacts.compare(p.slice, name)["summary"] for name, p in PARAMS.compare.pairs.items()]
 
