@@ -76,7 +76,7 @@ def _gradient(stat: Callable[[np.ndarray], np.ndarray], m: np.ndarray) -> np.nda
     return g
 
 
-def _rng(p: MetricsParams, *key: object) -> np.random.Generator:
+def seeded(p: MetricsParams, *key: object) -> np.random.Generator:
     return np.random.default_rng([p.seed, int(content_hash([str(k) for k in key], 8), 16)])
 
 
@@ -104,7 +104,7 @@ def compare_claim(key: tuple, ua: UnitValues, ub: UnitValues, p: MetricsParams) 
         return out | {"flag": "n_too_small" if n < 2 else "undefined"}
     frames = ua.frames[ia] if p.resampling == "clustered" else None
     cl = Clusters.of(ua.strata[ia], frames)
-    boot = ClusterBootstrap(cl, p.n_boot, _rng(p, *key, "boot"))
+    boot = ClusterBootstrap(cl, p.n_boot, seeded(p, *key, "boot"))
     ra, ja, df = boot.means(xa)
     rb, jb, _ = boot.means(xb)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -113,8 +113,8 @@ def compare_claim(key: tuple, ua: UnitValues, ub: UnitValues, p: MetricsParams) 
     tlo, thi, _ = interval(ea - eb, reps, jack, 2 * p.alpha, p.skew_threshold, df)
     out.update(ci_low=lo, ci_high=hi, tost_low=tlo, tost_high=thi, ci_method=method)
     d = (xa - xb) @ _gradient(ua.stat, (ma + mb) / 2)
-    test = ClusterRelabel(cl, p.n_perm, _rng(p, *key, "swap")).test(np.column_stack([d, -d]), 0, None,
-                                                                     _rng(p, *key, "tie"))
+    test = ClusterRelabel(cl, p.n_perm, seeded(p, *key, "swap")).test(np.column_stack([d, -d]), 0, None,
+                                                                     seeded(p, *key, "tie"))
     if test is None or not method:
         return out | {"flag": "degenerate_bootstrap"}
     return out | {"p": test.p}

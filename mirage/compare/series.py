@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from mirage.compare.paired import CLAIM_KEY, _rng, claim_units, compare_runs, shared_prompts
+from mirage.compare.paired import CLAIM_KEY, claim_units, compare_runs, seeded, shared_prompts
 from mirage.config.compare import CompareParams, Series
 from mirage.config.metrics import MetricsParams
 from mirage.metric_names import CAI, METRICS
@@ -45,7 +45,7 @@ def over_time(sides: list[pd.DataFrame], series: Series, p: MetricsParams, cp: C
             lo = hi = math.nan
             if len(u.x) >= 2 and math.isfinite(est):
                 cl = Clusters.of(u.strata, u.frames if p.resampling == "clustered" else None)
-                reps, jack, df = ClusterBootstrap(cl, p.n_boot, _rng(p, *key, snap.side, "series")).means(u.x)
+                reps, jack, df = ClusterBootstrap(cl, p.n_boot, seeded(p, *key, snap.side, "series")).means(u.x)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     lo, hi, _ = interval(est, u.stat(reps), u.stat(jack), p.alpha, p.skew_threshold, df)
             verdict, p_adj = "", math.nan
