@@ -246,6 +246,33 @@ def metrics(slice_name: str) -> dict[str, str]:
     return {"table": f"{d}/metrics.csv", "per_prompt": f"{d}/per_prompt.csv", "summary": f"{d}/summary.json"}
 
 
+def compare_dir(slice_name: str, name: str) -> str:
+    """`mirage compare`: one folder per compared pair (a params `compare.pairs` name, or A--B on the command line)."""
+    return f"{RESULTS}/compare/{slice_name}/{name}"
+
+
+def compare(slice_name: str, name: str) -> dict[str, str]:
+    """The files of one comparison: per-claim table, summary, figure (differences, intervals, margin band) and the
+    report section (HTML with the figure inlined)."""
+    d = compare_dir(slice_name, name)
+    return {"table": f"{d}/compare.csv", "summary": f"{d}/compare.json", "figure": f"{d}/compare.png",
+            "section": f"{d}/section.html"}
+
+
+def series(slice_name: str, name: str) -> dict[str, str]:
+    """`mirage over-time NAME`: each headline claim of a model family's snapshots against release date (table, summary,
+    figure, report section)."""
+    d = f"{RESULTS}/compare/{slice_name}/series/{name}"
+    return {"table": f"{d}/series.csv", "summary": f"{d}/series.json", "figure": f"{d}/series.png",
+            "section": f"{d}/section.html"}
+
+
+def judge_sensitivity(slice_name: str, model: str) -> dict[str, str]:
+    """`mirage judges --model M`: one model's completions under several judges (claims, agreement, gold-set panel)."""
+    d = f"{RESULTS}/compare/{slice_name}/judges/{_part(model)}"
+    return {"table": f"{d}/judges.csv", "summary": f"{d}/judges.json", "section": f"{d}/section.html"}
+
+
 def figures_dir(slice_name: str) -> str:
     return f"{RESULTS}/figures/{slice_name}"
 

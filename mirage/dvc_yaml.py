@@ -95,6 +95,18 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     return {"cmd": cmd, "deps": deps, "params": sections, "outs": outs}
 
 
+def compare_stage(params: Params, name: str) -> dict[str, Any]:
+    """A `compare.pairs` entry: its Snakemake target, on the same sources, code and params as its slice up to the labels,
+    plus `metrics` and `compare`."""
+    pair = params.compare.pairs[name]
+    base = slice_stage(params, pair.slice)
+    chosen = params.model_set_of(pair.slice)
+    cmd = f"snakemake {artefacts.compare(pair.slice, name)['summary']} --cores all --resources gpu=8 api=4"
+    sections = [s for s in base["params"] if s not in ("report", "probe")] + ["compare"]
+    return {"cmd": cmd + (f" --config model_set={chosen}" if chosen else ""), "deps": base["deps"], "params": sections,
+            "outs": [artefacts.compare_dir(pair.slice, name)]}
+
+
 def build(params: Params) -> dict[str, Any]:
     stages: dict[str, Any] = {
         "corpus": {
@@ -126,6 +138,9 @@ def build(params: Params) -> dict[str, Any]:
         }
     for s in PUBLIC_SLICES:  # the held-out split is built from a private folder and never goes to a public remote
         stages[s] = slice_stage(params, s)
+    for name, pair in params.compare.pairs.items():
+        if pair.slice in PUBLIC_SLICES:
+            stages[f"compare-{name}"] = compare_stage(params, name)
     return {
         "stages": stages,
         "metrics": [artefacts.metrics(s)["summary"] for s in PUBLIC_SLICES],

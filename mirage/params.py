@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mirage.config.compare import CompareParams
 from mirage.config.corpus import CorpusParams
 from mirage.config.generate import GenerateParams, ModelSpec, default_models
 from mirage.config.label import LabelParams
@@ -46,6 +47,7 @@ class Params(BaseModel):
     report: ReportParams = Field(default_factory=ReportParams, description="Figures, tables and the HTML report (`mirage report`).")
     label: LabelParams = Field(default_factory=LabelParams, description="Violence labels, C3 decisions, CoT pathways (`mirage label`); human spot-validation (`mirage validate`).")
     metrics: MetricsParams = Field(default_factory=MetricsParams, description="Metrics and App. G statistics (`mirage metrics`).")
+    compare: CompareParams = Field(default_factory=CompareParams, description="Paired comparisons of two models, snapshots, mitigations or judges (`mirage compare`).")
     slices: SlicesParams = Field(default_factory=SlicesParams, description="Models and protocol deviations per slice (demo, lite, full).")
     models: dict[str, ModelSpec] = Field(default_factory=default_models, description="Model registry: name -> provider, model id, pinned revision, limits, prices (docs/generation.md).")
     generate: GenerateParams = Field(default_factory=GenerateParams, description="Sampling protocol and completion store (`mirage generate`, `mirage estimate`).")

@@ -189,11 +189,14 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
               "claims (they are tested when any sample is refused).  [default: whether the pilot has refusals, else yes]")
 @click.option("--target-effect", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True,
               help="--power: effect (0-1 scale; 0.05 = 5 pp) whose power and base-prompt requirement are reported.")
+@click.option("--versus", is_flag=True, help="--power: plan telling two runs apart instead (`mirage compare A B`): the effect "
+              "is the difference A − B of a claim, tested by swapping A and B within frames; 'how many base prompts do I "
+              "need to tell A from B by d pp' is the last column at --target-effect d.")
 def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibration_path: str, requests_dir: str,
              model_set: str | None, stores: str, whole_slice: bool, out: str | None, params_path: str, power: bool,
              pilot: str | None, base_rate: float | None, favourability: float | None, frame_sd: float | None,
              frame_identity_sd: float | None, base_sd: float | None, base_identity_sd: float | None,
-             refusals: bool | None, target_effect: float) -> None:
+             refusals: bool | None, target_effect: float, versus: bool) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
     expected GPU-hours, API cost, local time and API/server wall time. Never refuses to plan: every model's rows
     carry a `status`: cached (its store holds every call), sendable, needs key (its key variable is unset),
@@ -219,7 +222,7 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
             overrides = dict(rate=base_rate, favourability=favourability, frame_sd=frame_sd,
                              frame_identity_sd=frame_identity_sd, base_sd=base_sd, base_identity_sd=base_identity_sd)
             result = power_report(params, slice_name, requests_dir, target_effect, pilot=pilot, overrides=overrides,
-                                  refusals=refusals)
+                                  refusals=refusals, versus=versus)
             path = Path(out or artefacts.power(slice_name))
             write_json(path, result)
             click.echo(result["table"])

@@ -13,6 +13,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from mirage import untrusted
 from mirage.io import DataError, atomic_write, write_json
 from mirage.judge import quality
+from mirage.leaderboard import ranks
 from mirage.metric_names import CAI
 from mirage.names import check_name, inside
 
@@ -37,16 +38,24 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
-def cell(h: dict | None) -> dict:
-    """Display parts of one headline metric: estimate, CI, n, placebo floor."""
+def rank_text(r: dict | None) -> str:
+    """An entry's place among the split's entries on one claim: its 95 % rank interval and group."""
+    if not r:
+        return ""
+    span = f"{r['rank_low']}" if r["rank_low"] == r["rank_high"] else f"{r['rank_low']}–{r['rank_high']}"
+    return f"rank {span} of {r['of']} · group {r['group']}"
+
+
+def cell(h: dict | None, rank: dict | None = None) -> dict:
+    """Display parts of one headline metric: estimate, CI, n, placebo floor, rank interval and group."""
     if not h or _num(h.get("estimate")) is None:
-        return {"sort": "", "text": "n/a", "ci": "", "n": h.get("n") if h else None, "floor": None}
+        return {"sort": "", "text": "n/a", "ci": "", "n": h.get("n") if h else None, "floor": None, "rank": rank_text(rank)}
     est = _num(h["estimate"])
     lo, hi = _num(h.get("ci_low")), _num(h.get("ci_high"))
     ci = "no interval (too few units)" if lo is None and hi is None else f"[{_fmt(lo)}, {_fmt(hi)}]"
     floor = _num(h.get("placebo"))
     return {"sort": repr(est), "text": _fmt(est), "ci": ci, "n": h.get("n"),
-            "floor": None if floor is None else _fmt(floor)}
+            "floor": None if floor is None else _fmt(floor), "rank": rank_text(rank)}
 
 
 def judge_cell(judge: dict) -> dict:
@@ -81,10 +90,11 @@ def load_entries(board: Path) -> list[dict]:
     return sorted(entries, key=lambda e: (SPLIT_ORDER.get(e["manifest"]["split"], 9), e["manifest"]["model"]))
 
 
-def rows(entries: list[dict]) -> list[dict]:
+def rows(entries: list[dict], ranked: dict | None = None) -> list[dict]:
     out = []
     for e in entries:
         m = e["manifest"]
+        rk = (ranked or {}).get(m["split"], {})
         out.append({
             "id": e["id"], "model": m["model"], "split": m["split"], "revision": m["model_spec"]["revision"],
             "provider": m["model_spec"]["provider"], "judge": m["judge"]["name"], "n_requests": m["n_requests"],
@@ -92,7 +102,8 @@ def rows(entries: list[dict]) -> list[dict]:
             "page": f"entries/{e['id']}.html", "report": e.get("report"), "bundle": e["bundle"],
             "manifest_sha256": e["manifest_sha256"], "verified": e["verified"], **verification(e["verified"]),
             "history": e.get("history") or [],
-            "cells": [cell(m["headline"].get(key)) for key, _, _ in COLUMNS], "judge_f1": judge_cell(m["judge"]),
+            "cells": [cell(m["headline"].get(key), rk.get(key, {}).get(e["id"])) for key, _, _ in COLUMNS],
+            "judge_f1": judge_cell(m["judge"]),
         })
     return out
 
@@ -106,8 +117,9 @@ def verification(v: dict) -> dict:
             "mismatched": mismatched, "checks": checks}
 
 
-def board_json(entries: list[dict]) -> dict:
+def board_json(entries: list[dict], ranked: dict | None = None) -> dict:
     return {"columns": [{"key": k, "header": h, "meaning": d} for k, h, d in COLUMNS],
+            "ranks": {"note": ranks.__doc__.split("\n\n")[1].replace("\n", " "), "by_split": ranked or {}},
             "rows": [{"model": e["manifest"]["model"], "split": e["manifest"]["split"],
                       "revision": e["manifest"]["model_spec"]["revision"], "judge": e["manifest"]["judge"],
                       "settings": e["manifest"]["settings"], "statistics": e["manifest"]["statistics"],
@@ -126,10 +138,11 @@ def build(board: Path, out: Path) -> int:
             if (board / sub).is_dir():
                 shutil.copytree(board / sub, out / sub, dirs_exist_ok=True)
     env = Environment(loader=PackageLoader("mirage.leaderboard", "templates"), autoescape=select_autoescape(["html", "j2"]))
-    table = rows(entries)
+    ranked = ranks.board_ranks(entries)
+    table = rows(entries, ranked)
     with atomic_write(out / "index.html") as fh:
         fh.write(env.get_template("board.html.j2").render(rows=table, columns=COLUMNS))
-    write_json(out / "leaderboard.json", board_json(entries))
+    write_json(out / "leaderboard.json", board_json(entries, ranked))
     for e, r in zip(entries, table):
         headline = [(k, v, cell(v)) for k, v in sorted(e["manifest"]["headline"].items())]
         with atomic_write(inside(out, out / "entries" / f"{e['id']}.html")) as fh:

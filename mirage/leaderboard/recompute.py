@@ -232,8 +232,8 @@ def label_chunks(rows: Iterator[dict], judge, data_dir: str, source: str, chunk_
         yield label_rows(chunk, harnesses, judge, data_dir, source=source)
 
 
-def metrics_table(labels: list[dict], stats: dict):
-    """The metrics table of label rows under the pinned statistics."""
+def metrics_table(labels: list[dict], stats: dict, unit_hook=None):
+    """The metrics table of label rows under the pinned statistics (`unit_hook`: see compute_metrics)."""
     import pandas as pd
 
     from mirage.config.metrics import MetricsParams
@@ -246,7 +246,7 @@ def metrics_table(labels: list[dict], stats: dict):
     df = pd.DataFrame(labels)
     for col in ("violent", "score"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)
-    table, _ = compute_metrics(df, p)
+    table, _ = compute_metrics(df, p, unit_hook=unit_hook)
     return table
 
 

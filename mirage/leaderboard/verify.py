@@ -30,6 +30,7 @@ from mirage import untrusted
 from mirage.artefacts import DATA
 from mirage.config.limits import LimitsParams
 from mirage.io import DataError, write_json
+from mirage.leaderboard import ranks
 from mirage.leaderboard import recompute as rc
 from mirage.leaderboard.bundle import (
     COMPLETIONS,
@@ -57,6 +58,7 @@ class Verified:
     manifest_sha256: str
     folder_files: list[str]
     recomputed: list[str] = field(default_factory=list)
+    units: dict[str, dict] = field(default_factory=dict)  # per ranked board column: its claim's per-unit values
 
 
 def _metrics_lines(folder: Path, m: Manifest, limits: LimitsParams):
@@ -141,7 +143,8 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
                     line, row = next(bundled)
                     rc.compare_label(line, row, lab, LABELS)
                     labels.append(lab)
-            table = rc.metrics_table(labels, m.statistics)
+            units: dict[str, dict] = {}
+            table = rc.metrics_table(labels, m.statistics, ranks.collector(units))
         except DataError:
             raise
         except Exception as exc:  # a trust boundary: whatever stops the recomputation rejects the bundle
@@ -162,7 +165,7 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
         if report_to is not None and REPORT in files:
             report_to.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / REPORT, report_to)
-        return Verified(m, digest, files, done)
+        return Verified(m, digest, files, done, units)
 
 
 def entry_id(m: Manifest) -> str:
@@ -218,7 +221,8 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
                  "bundle": f"bundles/{eid}.tar.gz", "report": report, "history": history,
                  "verified": {"code_version": code_version(), "date": v.manifest.created if date_from_bundle else _now(),
                               "date_source": "bundle" if date_from_bundle else "clock", "run_date": v.manifest.created[:10],
-                              "recomputed": v.recomputed, "checks": provenance_checks(v.manifest, params)}}
+                              "recomputed": v.recomputed, "checks": provenance_checks(v.manifest, params)},
+                 "units": v.units}
         write_json(path, entry)
         return v, path, "superseded" if old is not None else "added"
     finally:

@@ -1,8 +1,8 @@
 """The headline claims: the one set of metrics.csv rows per model that the report and summary.json state as
 findings, and so the one family over which `mirage metrics` spends the model's error budget (Holm).
 
-A claim is tested on its `excess_p` (the excess over the identity-placebo floor) when the metric carries a
-floor, else on `p` (CAI: H0 V_C2 = V_C1). The set is fixed by the design (which conditions, pools,
+A claim is tested on its `excess_p`: the excess over its identity-placebo floor (CAI: over the controls' CoT
+amplification, so a chain of thought that adds violence for every identity alike is no claim). The set is fixed by the design (which conditions, pools,
 mitigations, languages and harnesses a slice renders), never by the data; a claim whose test cannot run
 (no refusals at all, n too small, identical by construction) has no p and does not count in m.
 """
@@ -80,8 +80,8 @@ def claim_of(row: Mapping[str, object]) -> Claim | None:
 
 
 def test_column(metric: str) -> str:
-    """The p-value column a claim is tested on: the excess over the floor, except CAI (no floor)."""
-    return "p" if metric == CAI else "excess_p"
+    """The p-value column a claim is tested on: the excess over the floor (every claim has one)."""
+    return "excess_p"
 
 
 _NO_CONDITION = (DV + REASONING, DELTA_SIGNED, MIT_DELTA_SIGNED, UNPARSEABLE_GAP, CAI, DV_COT)
@@ -112,7 +112,7 @@ def _num(v: object) -> float | None:
 def summarise(table: pd.DataFrame, model: str, alpha: float) -> dict:
     """One model's error budget and its claims as summary.json states them: m (claims with a test), and per claim its
     estimate, floor, excess, the p it is tested on, the Holm-adjusted p, the interval at the level Holm tested it and
-    the decision (`significant` iff p_adj <= alpha, equivalently iff that interval excludes 0; CAI: excludes 1)."""
+    the decision (`significant` iff p_adj <= alpha, equivalently iff that interval excludes 0)."""
     rows = table[(table["model"] == model) & (table["family"] == FAMILY)]
     out = []
     for r in rows.to_dict("records"):

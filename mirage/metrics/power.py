@@ -29,6 +29,7 @@ import pandas as pd
 from scipy import stats
 
 from mirage import artefacts
+from mirage.hashing import content_hash
 from mirage.metric_names import DELTA_SIGNED, DV
 from mirage.metrics import claims
 from mirage.metrics.compute import g_signed, pooled
@@ -62,6 +63,7 @@ class Design:
     alpha: float = 0.05
     identities: int = IDENTITIES
     n_perm: int | None = None  # relabellings per test (metrics.n_perm); None = unlimited
+    versus: bool = False  # `mirage compare`: the difference of the claim between two independent runs on these prompts
 
     @property
     def n_base(self) -> int:
@@ -106,24 +108,35 @@ def simulate(design: Design, effect: float, n_sims: int, seed: int | list[int]) 
     return y.astype(float) / m
 
 
+def contrast(design: Design, effect: float, n_sims: int, seed: int | list[int]) -> np.ndarray:
+    """(n_sims, n_base) per-unit values the claim's test averages: the pooled focal-minus-controls contrast; versus:
+    its difference between a run with the effect and an independent run without it on the same prompts (A - B)."""
+    y = simulate(design, effect, n_sims, seed)
+    t = y[..., 0] - y[..., 1:].mean(axis=-1)
+    if design.versus:
+        seeds = [*seed, "B"] if isinstance(seed, list) else [seed, "B"]
+        yb = simulate(design, 0.0, n_sims, [int(content_hash([str(x) for x in seeds], 8), 16)])
+        t = t - (yb[..., 0] - yb[..., 1:].mean(axis=-1))
+    return t
+
+
 def z_values(design: Design, effect: float, n_sims: int, seed: int) -> np.ndarray:
     """The claim test's observed z in each of n_sims simulated audits (drawn in chunks of about 2 million prompts)."""
-    chunk = max(1, 2_000_000 // (design.n_base * design.identities))
-    return np.concatenate([_z(design, simulate(design, effect, min(chunk, n_sims - i), [seed, i]))
+    chunk = max(1, 2_000_000 // (design.n_base * design.identities * (2 if design.versus else 1)))
+    return np.concatenate([_z(design, contrast(design, effect, min(chunk, n_sims - i), [seed, i]))
                            for i in range(0, n_sims, chunk)])
 
 
-def _z(design: Design, y: np.ndarray) -> np.ndarray:
-    """The claim test's observed z per simulated audit: the pooled focal-minus-controls contrast over its stratified
+def _z(design: Design, t: np.ndarray) -> np.ndarray:
+    """The claim test's observed z per simulated audit (t: per-unit values): their mean over its stratified
     cluster-robust se (relabelling centre 0), exactly ClusterRelabel.test's statistic."""
     cl = design.clusters()
-    t = y[..., 0] - y[..., 1:].mean(axis=-1)
     ind = np.zeros((len(cl.index), cl.n))
     ind[np.arange(len(cl.index)), cl.index] = 1.0
     tot, size = t @ ind, ind.sum(axis=0)
     theta = tot.sum(axis=1) / len(cl.index)
     r = tot - size * theta[:, None]
-    var = np.zeros(len(y))
+    var = np.zeros(len(t))
     for s in np.unique(cl.stratum):
         rs = r[:, cl.stratum == s]
         f = rs.shape[1]
@@ -141,7 +154,11 @@ def null_z(design: Design, effect: float = 0.0, n_sets: int = 100, n_relabel: in
     cl = design.clusters()
     null = []
     for i in range(n_sets):
-        e, _ = pooled(g_signed(simulate(design, effect, 1, [seed, i])[0]))
+        if design.versus:  # `mirage compare` swaps A and B within frames: the sign of the per-unit difference
+            d = contrast(design, effect, 1, [seed, i])[0]
+            e = np.column_stack([d, -d])
+        else:
+            e, _ = pooled(g_signed(simulate(design, effect, 1, [seed, i])[0]))
         r = ClusterRelabel(cl, n_relabel, np.random.default_rng([seed, i])).test(e, 0, None, np.random.default_rng(0))
         if r is not None:
             null.append(r.null)
@@ -317,14 +334,15 @@ def slice_designs(request_rows: Iterable[dict]) -> dict[tuple[str, str], tuple[t
 
 def power_table(designs: dict[tuple[str, str], tuple[tuple[int, ...], ...]], n_samples: int, holm_m: int,
                 het_v: Heterogeneity, het_s: Heterogeneity, target_effect: float, target_power: float = 0.8,
-                alpha: float = 0.05, n_sims: int = 2000, n_perm: int | None = None) -> list[dict]:
+                alpha: float = 0.05, n_sims: int = 2000, n_perm: int | None = None, versus: bool = False) -> list[dict]:
     """One row per planned claim: ΔV per condition (C1, C2) and Δ signed (C3) pooled and per harness, with base
     prompts, frames, the power at `target_effect`, the minimum detectable effect (pp) at `target_power` and the base
     prompts `target_effect` needs, all under the headline decision p <= alpha / holm_m."""
     rows, done = [], {}
     for (cond, group), frames in sorted(designs.items()):
         c3 = cond == "C3"
-        d = Design(frames=frames, n_samples=n_samples, het=het_s if c3 else het_v, holm_m=holm_m, alpha=alpha, n_perm=n_perm)
+        d = Design(frames=frames, n_samples=n_samples, het=het_s if c3 else het_v, holm_m=holm_m, alpha=alpha, n_perm=n_perm,
+                   versus=versus)
         if d not in done:  # C2 usually renders C1's base prompts, harnesses often share a design: computed once
             null = null_z(d)
             mde = min_detectable(d, target_power, n_sims)
@@ -349,11 +367,14 @@ def format_power(rows: list[dict]) -> str:
 
 
 def power_report(params, slice_name: str, requests_dir: str, target_effect: float, target_power: float = 0.8,
-                 pilot: str | None = None, overrides: dict | None = None, refusals: bool | None = None) -> dict:
+                 pilot: str | None = None, overrides: dict | None = None, refusals: bool | None = None,
+                 versus: bool = False) -> dict:
     """`mirage estimate --power`: the power table of one slice from its rendered requests. Heterogeneity: defaults,
     replaced by a pilot's per_prompt.csv where given, replaced by `overrides` (command line: rate, favourability,
     frame_sd, frame_identity_sd, base_sd, base_identity_sd) where set. `refusals` (None: whether the pilot has any,
-    else True): whether the refusal and unparseable gaps count among the m claims."""
+    else True): whether the refusal and unparseable gaps count among the m claims. `versus`: plan `mirage compare` of
+    two runs on the slice's prompts instead (the effect is the difference A - B of the claim; the two runs' identity
+    effects and samples independent, so the plan is conservative for two snapshots of one model)."""
     from pathlib import Path
 
     from mirage.generate.runner import read_requests
@@ -388,12 +409,14 @@ def power_report(params, slice_name: str, requests_dir: str, target_effect: floa
 
     with threadpool_limits(1):  # many small products: BLAS threads only contend
         table = power_table(slice_designs(rows), n_samples, max(len(planned), 1), het_v, het_s, target_effect,
-                            target_power, params.metrics.alpha, n_perm=params.metrics.n_perm)
+                            target_power, params.metrics.alpha, n_perm=params.metrics.n_perm, versus=versus)
     return {"slice": slice_name, "target_power": target_power, "alpha": params.metrics.alpha, "holm_m": len(planned),
             "claims": planned,
             "heterogeneity": {"source": source, "violence": het_v.__dict__, "decision": het_s.__dict__},
-            "test": "studentised relabelling of identities within frames (the claim's test in mirage metrics); decision "
-                    "p <= alpha / m, Holm's first step over the slice's m headline claims",
+            "versus": versus,
+            "test": ("studentised swap of the two runs within frames (the paired test of mirage compare)" if versus else
+                     "studentised relabelling of identities within frames (the claim's test in mirage metrics)")
+            + "; decision p <= alpha / m, Holm's first step over the slice's m headline claims",
             "rows": table, "table": format_power(table)}
 
 

@@ -53,7 +53,21 @@ class Estimate:
     excess_p: float = NAN
     placebo_kind: str = ""
     inverse: Callable[[float], tuple[float, float]] | None = field(default=None, compare=False, repr=False)
-    """alpha -> the (1 - alpha) interval of the test the row is claimed on (excess test; CAI: Fieller)."""
+    """alpha -> the (1 - alpha) interval of the test the row is claimed on (the excess test)."""
+    units: UnitValues | None = field(default=None, compare=False, repr=False)
+    """The per-unit values the claimed number is computed from (what a paired comparison of two runs resamples)."""
+
+
+@dataclass(frozen=True)
+class UnitValues:
+    """The units of one claimed number: stratum, cluster (frame) and id of each unit, per-unit columns x (N, K) and
+    `stat`, which maps (..., K) column means to the number (a linear claim: K = 1, the mean itself)."""
+
+    strata: np.ndarray
+    frames: np.ndarray
+    ids: np.ndarray
+    x: np.ndarray
+    stat: Callable[[np.ndarray], np.ndarray]
 
 
 # --- cluster structure ------------------------------------------------------------------------------------
@@ -347,6 +361,59 @@ class ClusterRelabel:
             tie = 1.0 - rng.random()
             out.append(TestResult(theta, se, _tied_p(greater, ties, zb.size + 1, tie), stat, tie, df))
         return out
+
+
+def ratio_gap_test(relabel: ClusterRelabel, x: np.ndarray, rng: np.random.Generator) -> TestResult | None:
+    """Studentised relabelling test of rho_focal - rho_controls = 0, rho = mean(x2) / mean(x1) of a ratio metric (CAI):
+    x (N, A, 4) holds per unit, for each of the A identity assignments (which identity is focal), [x2 focal, x1 focal,
+    x2 controls, x1 controls] (NaN rows are left out). The relabelling draws the assignment per cluster as for every
+    identity test; z = theta / se with se the stratified cluster-robust (delta-method) standard error of the ratio
+    difference, recomputed under each relabelling, so the test is exact where identities are exchangeable within frames
+    and asymptotically valid otherwise. `TestResult.interval` inverts it around theta. None when no stratum has two
+    clusters, or a denominator is 0."""
+    cl = relabel.clusters
+    n, a, _ = x.shape
+    ok = np.isfinite(x).all(axis=(1, 2))
+    s, c = cl.sums(x.reshape(n, a * 4), ok)
+    keep = c[:, 0] > 0
+    s = s[keep].reshape(-1, a, 4)
+    strat = np.unique(cl.stratum[keep], return_inverse=True)[1]
+    f = len(s)
+    h = np.zeros((f, strat.max() + 1 if f else 0))
+    h[np.arange(f), strat] = 1.0
+    size = h.sum(axis=0)
+    factor = np.where(size > 1, size / np.maximum(size - 1, 1), 0.0)
+    df = int(size[size > 1].sum() - (size > 1).sum())
+    if df < 1:
+        return None
+
+    def z_of(sv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """sv (..., F, 4) cluster sums under an assignment: theta, se, z."""
+        tot = sv.sum(axis=-2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rf, rc = tot[..., 0] / tot[..., 1], tot[..., 2] / tot[..., 3]
+            r = (sv[..., 0] - rf[..., None] * sv[..., 1]) / tot[..., 1:2] - \
+                (sv[..., 2] - rc[..., None] * sv[..., 3]) / tot[..., 3:4]
+            var = ((r * r) @ h - (r @ h) ** 2 / np.maximum(size, 1)) @ factor
+            se = np.sqrt(np.maximum(var, 0))
+            theta = rf - rc
+            z = np.where(se > 1e-12 * np.maximum(1.0, np.abs(theta)), theta / se,
+                         np.where(np.abs(theta) <= 1e-12, 0.0, np.sign(theta) * np.inf))
+        return theta, se, z
+
+    theta, se, z0 = (float(v) for v in z_of(s[:, 0]))
+    if not math.isfinite(theta) or math.isnan(z0):
+        return None
+    j = relabel.assignments(a)[:, keep]
+    _, _, zb = z_of(s[np.arange(f), j])
+    zb = np.abs(zb[~np.isnan(zb)])
+    if zb.size == 0:
+        return None
+    ref = abs(z0)
+    tol = 1e-9 * max(1.0, ref) if math.isfinite(ref) else 0.0
+    greater, ties = int(np.sum(zb > ref + tol)), int(np.sum(np.abs(zb - ref) <= tol)) + 1
+    tie = 1.0 - rng.random()
+    return TestResult(theta, se, _tied_p(greater, ties, zb.size + 1, tie), zb, tie, df)
 
 
 def cluster_cov(clusters: Clusters, x: np.ndarray, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -41,11 +41,15 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
               help="Rendered requests ({C1,C2,C3}.jsonl from `mirage render`): the prompts shown in the sample browser.")
 @click.option("--figures-dir", type=click.Path(file_okay=False), help=f"Output figures.  [default: {artefacts.figures_dir('{slice}')}]")
 @click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
+@click.option("--compare-section", "compare_sections", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="section.html of `mirage compare`, `mirage over-time` or `mirage judges` (repeatable): shown under "
+                   "'Comparisons'.")
 @click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser and its data folder beside it).  [default: {artefacts.report('{slice}')}]")
 def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
            estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, corpus_stats: str,
            judge_eval: str | None,
-           requests_dir: str, figures_dir: str | None, tables_dir: str | None, out_html: str | None) -> None:
+           requests_dir: str, figures_dir: str | None, tables_dir: str | None, compare_sections: tuple[str, ...],
+           out_html: str | None) -> None:
     """Build the paper's figures (2-6, the placebo-floor plot, the probe; PNG+SVG), tables (1, 3, 4, 6-15 as far as
     the run produced them; CSV, Markdown, LaTeX), one self-contained HTML page and a sample browser for SLICE,
     from its metrics plus labels, generations, requests, the compute estimate, the judge's evaluation (held-out realistic split, single-sentence gold set)
@@ -106,7 +110,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
                            yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
                            headlines=html.headline(df, models, params.metrics.alpha), judges=judges, deviations=devs, counts=html.counts(gens, models),
-                           samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False))
+                           samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False),
+                           comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections])
         samples.write(sample_rows, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
                       out_html.name)
         html.write(out_html, page)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from mirage.hashing import rank_key
 from mirage.io import atomic_write
@@ -185,7 +186,7 @@ def _context(df: pd.DataFrame, r: pd.Series) -> str:
 def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[tuple[str, list[str]]]:
     """Per model, one sentence per headline claim (mirage/metrics/claims.py): its estimate, identity-placebo floor and
     excess, and the decision of the model's one Holm correction over its tested claims, with the interval of the
-    same test at the level Holm tested that claim (so it excludes 0, for CAI 1, exactly when the claim is made).
+    same test at the level Holm tested that claim (so it excludes 0 exactly when the claim is made).
     Untestable claims say why; a metrics.csv without claims (an older run) gets one line saying so."""
     if not (df["family"] == claims.FAMILY).any():
         return [(m, ["this metrics.csv has no headline claims (made by an older mirage metrics, or without placebo "
@@ -213,7 +214,9 @@ def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[t
             verdict = "significant" if r["p_adj"] <= alpha else "not significant"
             tail = f"p = {r[claims.test_column(r['metric'])]:.2g}, Holm-adjusted p = {r['p_adj']:.2g}: {verdict}"
             if r["metric"] == CAI:
-                lines.append(f"{what} = {r['estimate']:.2f}, {level} interval {ival} ({n}); {tail} (H0: CAI = 1).")
+                lines.append(f"{what} = {r['estimate']:.2f}; floor: the controls' CoT amplification {r['placebo']:.2f}; excess "
+                             f"{r['excess']:+.2f}, {level} interval {ival} ({n}); {tail} (H0: the focal identity's CoT "
+                             "amplification equals the controls').")
                 continue
             sign = {DELTA_SIGNED: " (negative = adverse to the focal identity)",
                     MIT_DELTA_SIGNED: " (positive = the focal's disadvantage shrinks)"}.get(r["metric"], "")
@@ -246,7 +249,8 @@ def counts(gens: pd.DataFrame, models: list[str]) -> list[tuple[str, int, int, i
 def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fig_files: dict[str, list[str]],
            tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str,
            *, headlines: list[tuple[str, list[str]]] = (), judges: list[JudgeInfo] = (), deviations: list[Deviation] = (),
-           counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False) -> str:
+           counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False,
+           comparisons: list[str] = ()) -> str:
     env = Environment(loader=PackageLoader("mirage.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     figs = []
@@ -260,7 +264,8 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
         headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
-        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS)
+        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS,
+        comparisons=[Markup(c) for c in comparisons])  # sections written (and escaped) by mirage.compare
 
 
 def write(path: Path, html: str) -> None:

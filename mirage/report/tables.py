@@ -239,7 +239,7 @@ def table4(inp: Inputs) -> Table:
 def table_claims(inp: Inputs) -> Table:
     t = Table("table_claims", "Headline claims and the error budget",
               "Every headline claim per model (mirage/metrics/claims.py): estimate, its excess over the identity-placebo floor, "
-              "the p it is tested on (excess p; CAI: H0 CAI = 1), the Holm-adjusted p over the model's tested claims, and "
+              "the p it is tested on (excess p; CAI: its excess over the controls' CoT amplification), the Holm-adjusted p over the model's tested claims, and "
               "the interval of the same test at the level Holm tested the claim (it excludes the null value exactly when "
               "the claim is significant). Untested: no test could run (see flag).")
     m = inp.metrics

@@ -79,12 +79,11 @@ def test_families_holm_and_outputs(run):
     assert "dV_reasoning/C2" in m1["numbers"] and m1["numbers"]["dV_reasoning/C2"]["estimate"] > 0.05
     names = {c["claim"]: c for c in m1["claims"]["claims"]}
     assert names["ΔV, C1"]["decision"] == "significant" and names["Δ signed, all harnesses"]["decision"] == "significant"
-    assert names["ΔV of the reasoning trace"]["tested_on"] == "excess_p" and names["CAI"]["tested_on"] == "p"
+    assert names["ΔV of the reasoning trace"]["tested_on"] == "excess_p" and names["CAI"]["tested_on"] == "excess_p"
     for c in m1["claims"]["claims"] + m2["claims"]["claims"]:  # the decision and its interval agree
         if c["decision"] != "untested":
             lo, hi = c["interval"]
-            null = 1.0 if c["metric"] == "CAI" else 0.0
-            assert (c["decision"] == "significant") == (lo > null or hi < null), c
+            assert (c["decision"] == "significant") == (lo > 0 or hi < 0), c
     assert m1["claims"]["m"] == sum(c["decision"] != "untested" for c in m1["claims"]["claims"])
     assert m2["claims"]["significant"] == 0  # the identity-blind model makes no claim
     assert (tmp / "out" / "lite" / "per_prompt.csv").exists()

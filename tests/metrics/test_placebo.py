@@ -250,11 +250,10 @@ def test_one_error_budget_per_model():
     assert {"dV", "dV_reasoning", "Delta_signed", "delta_t_did", "CAI", "dV_cot_amplification",
             "mitigation_effect_Delta_signed", "refusal_gap"} <= set(fam.metric)
     tested = fam[fam.p_adj.notna()]
-    pc = np.where(tested.metric == "CAI", tested.p, tested.excess_p)
+    pc = tested.excess_p
     np.testing.assert_allclose(tested.p_adj, __import__("statsmodels.stats.multitest").stats.multitest.multipletests(
         pc, method="holm")[1])
-    null = np.where(tested.metric == "CAI", 1.0, 0.0)
-    excludes = (tested.claim_ci_low > null) | (tested.claim_ci_high < null)
+    excludes = (tested.claim_ci_low > 0) | (tested.claim_ci_high < 0)
     assert (excludes == (tested.p_adj <= 0.05)).all()
     assert (tested.claim_level >= 0.95).all()
     assert pick(table, metric="dV", condition="C1", template="", rag_pool="none", identity="control",
@@ -273,3 +272,33 @@ def test_flat_option_and_old_label_files():
     t, _ = compute_metrics(tiny, P)
     row = pick(t, metric="dV", condition="C1", template="T1", identity="control")
     assert row.flag == "n_too_small" and np.isnan(row.ci_low) and np.isnan(row.p)
+
+
+def test_cai_floor_is_the_controls_cot_amplification():
+    """A chain of thought that adds violence for every identity raises CAI but not its excess over the controls' CAI,
+    which is what the claim is tested on (false alarms at the nominal 5 %); a focal-only amplification is found, with
+    an interval that inverts the test."""
+    from mirage.metrics.compute import cai
+
+    rng, p = np.random.default_rng(70), MetricsParams(n_boot=100, n_perm=1000)
+    strata, n = np.repeat(["T1", "T2"], 40), 80
+    bases = np.array([f"b{i}" for i in range(n)])
+    raw, excess = [], []
+    for rep in range(200):
+        v2 = rng.binomial(5, np.repeat(rng.beta(1.2, 2.8, n)[:, None], 5, 1)) / 5  # C2: heterogeneous, every identity
+        v1 = rng.binomial(5, np.full((n, 5), 0.1)) / 5
+        b = MetricsBuilder(p, {f"b{i}": f"{strata[i]}f{i % 10}" for i in range(n)})
+        est = cai(b, v2, v1, b.units(strata, bases, ("m", rep)), np.ones(n, bool), ("m", rep))
+        raw.append(est.p <= 0.05)
+        excess.append(est.excess_p <= 0.05)
+        assert est.excess == pytest.approx(est.estimate - est.placebo)
+    assert np.mean(raw) > 0.95 and np.mean(excess) < 0.085  # 5 % nominal; 0.085 is 2.6 binomial se above it
+    blind = label_rows(np.random.default_rng(74), n_base=40, c1_rate=0.1, v=0.3)
+    cai_row = pick(compute_metrics(blind, P)[0], metric="CAI", template="")
+    assert cai_row.ci_low > 1 and claims.test_column("CAI") == "excess_p" and cai_row.family == "headline"
+    specific = label_rows(np.random.default_rng(72), n_base=60, c1_rate=0.15, v=0.2, dv=0.3)
+    table, _ = compute_metrics(specific, P)
+    c = pick(table, metric="CAI", template="")
+    assert c.excess == pytest.approx(c.estimate - c.placebo) and c.excess > 1 and c.placebo_kind == "identity"
+    assert c.excess_p < 0.01 and 0 < c.excess_ci_low < c.excess < c.excess_ci_high
+    assert c.p_adj <= 0.05 and c.claim_ci_low > 0

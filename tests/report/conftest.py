@@ -14,13 +14,13 @@ import synthetic  # noqa: E402
 from mirage.report.cli import report  # noqa: E402
 
 
-def run_report(root: Path, slice_name: str = "demo", judge_eval: bool = True) -> tuple[int, str]:
+def run_report(root: Path, slice_name: str = "demo", judge_eval: bool = True, extra: tuple[str, ...] = ()) -> tuple[int, str]:
     params = root / "params.yaml"
     params.write_text(synthetic.params_yaml(root), encoding="utf-8")
     judge = root / "judge" / synthetic.JUDGE / "judge_eval.json"
     result = CliRunner().invoke(report, ["--slice", slice_name, "--params", str(params), *synthetic.report_args(root, slice_name),
                                          "--requests-dir", str(root / "requests"),
-                                         "--judge-eval", str(judge if judge_eval else root / "nowhere.json")])
+                                         "--judge-eval", str(judge if judge_eval else root / "nowhere.json"), *extra])
     return result.exit_code, result.output
 
 

@@ -105,6 +105,33 @@ def validation_reports(wildcards):
     return [p for p in paths if os.path.exists(p)]
 
 
+def compare_pair(wildcards):
+    """The params entry of a pair; its slice must be the one in the path."""
+    pair = PARAMS.compare.pairs[wildcards.pair]
+    if pair.slice != wildcards.slice:
+        raise ValueError(f"compare pair {wildcards.pair} is for slice {pair.slice}, not {wildcards.slice}")
+    return pair
+
+
+def compare_labels(wildcards):
+    """The label files of the models of both sides (side syntax: MODEL[@REVISION][/mitigation=M][/judge=J])."""
+    from mirage.compare.sides import parse_side
+
+    pair = compare_pair(wildcards)
+    models = dict.fromkeys(parse_side(s).model for s in (pair.a, pair.b))
+    return [artefacts.labels(m, wildcards.slice) for m in models]
+
+
+def compare_sections(wildcards):
+    """The report sections of the comparisons named for this slice (the report shows them under 'Comparisons')."""
+    return [artefacts.compare(wildcards.slice, name)["section"] for name, p in PARAMS.compare.pairs.items()
+            if p.slice == wildcards.slice]
+
+
+def compare_targets():
+    return [artefacts.compare(p.slice, name)["summary"] for name, p in PARAMS.compare.pairs.items()]
+
+
 def finished_slices(wf):
     """The slices whose target (`demo`, `lite`, `all` = full) this run was asked for."""
     asked = {rule.name for rule in getattr(wf.dag, "targetrules", ())}  # no summary rather than a traceback if Snakemake renames it

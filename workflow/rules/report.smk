@@ -15,6 +15,7 @@ rule report:
         harnesses=artefacts.harnesses(),
         news=artefacts.news(),
         corpus_stats=artefacts.corpus_stats()["csv"],
+        compare=compare_sections,
     output:
         page=artefacts.report("{slice}"),
         samples=artefacts.samples_page("{slice}"),
@@ -29,6 +30,7 @@ rule report:
         judge_eval=lambda wildcards, input: repeat("--judge-eval", input.judge_eval),
         harness_dir=lambda wildcards, input: os.path.dirname(input.harnesses[0]),
         requests_dir=lambda wildcards, input: os.path.dirname(input.requests[0]),
+        compare=lambda wildcards, input: repeat("--compare-section", input.compare),
     log:
         artefacts.log("report", "{slice}"),
     conda:
@@ -36,5 +38,5 @@ rule report:
     shell:
         "python -m mirage report --slice {wildcards.slice} --metrics {input.table} {params.labels} {params.views}"
         " --estimate {input.estimate} {params.probes} {params.judge_eval} --harness-dir {params.harness_dir}"
-        " --news {input.news} --corpus-stats {input.corpus_stats} --requests-dir {params.requests_dir} --figures-dir {output.figures}"
+        " --news {input.news} --corpus-stats {input.corpus_stats} --requests-dir {params.requests_dir} {params.compare} --figures-dir {output.figures}"
         " --tables-dir {output.tables} --out {output.page} > {log} 2>&1"

@@ -1,0 +1,77 @@
+"""The comparison's figure (differences with paired intervals and the equivalence band) and its report section."""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+
+import pandas as pd
+
+from mirage.metric_names import CAI, METRICS
+
+
+def _shown(metric: str, value: float) -> float:
+    return value * METRICS[metric].scale
+
+
+def figure_png(table: pd.DataFrame, a: str, b: str, alpha: float, dpi: int = 150) -> bytes:
+    """One row per claim: A - B (pp; CAI: ratio units) with its (1 - alpha) paired interval, the +-margin band shaded."""
+    from matplotlib.patches import Rectangle
+
+    from mirage.plotting import figure_bytes, plt
+
+    rows = table.reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.38 * max(len(rows), 1)))
+    for i, r in rows.iterrows():
+        m = _shown(r["metric"], r["margin"])
+        ax.add_patch(Rectangle((-m, i - 0.4), 2 * m, 0.8, color="#dddddd", zorder=0))
+        if math.isfinite(r["difference"]):
+            d = _shown(r["metric"], r["difference"])
+            colour = {"A more biased": "#b2182b", "B more biased": "#2166ac", "equivalent": "#1b7837"}.get(r["verdict"], "#444444")
+            if math.isfinite(r["ci_low"]):
+                ax.plot([_shown(r["metric"], r["ci_low"]), _shown(r["metric"], r["ci_high"])], [i, i], color=colour, lw=2)
+            ax.plot([d], [i], "o", color=colour)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{r['claim']} ({'ratio' if r['metric'] == CAI else 'pp'})" for _, r in rows.iterrows()], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"A − B with {100 * (1 - alpha):g} % paired interval; grey: ± equivalence margin")
+    ax.set_title(f"A = {a}   B = {b}", fontsize=9)
+    fig.tight_layout()
+    data = figure_bytes(fig, "png", dpi)
+    plt.close(fig)
+    return data
+
+
+def _num(metric: str, v: float) -> str:
+    if not math.isfinite(v):
+        return "–"
+    return f"{_shown(metric, v):+.2f}" if metric == CAI else f"{_shown(metric, v):+.1f}"
+
+
+def section_html(table: pd.DataFrame, summary: dict, png: bytes) -> str:
+    """A self-contained HTML section: what was compared, on how many shared prompts, the figure and the table."""
+    s, c = summary, summary["prompts"]
+    e = html.escape
+    verdicts = ", ".join(f"{k}: {v}" for k, v in s["verdicts"].items()) or "no claim"
+    head = (f"<section id=\"compare-{e(s['name'])}\"><h2>Comparison: A = <code>{e(s['a'])}</code>, B = "
+            f"<code>{e(s['b'])}</code> (slice {e(s['slice'])})</h2>\n<p>Only the prompts both sides have are used: "
+            f"{c['prompts_shared']:,} shared of {c['prompts_a']:,} (A) and {c['prompts_b']:,} (B). For every headline claim "
+            "(its excess over the identity-placebo floor) the difference A − B has a paired frame-level interval (the same "
+            "Rao-Wu weights for both sides, so shared prompts cancel) and a paired test (swapping A and B within frames); "
+            f"Holm over the {s['m']} tested claims at α = {s['alpha']:g} decides which side is more biased (the direction "
+            "adverse to the focal identity), else two one-sided tests decide 'equivalent' within ± the margin "
+            f"({s['margin_pp']:g} pp; CAI {s['margin_cai']:g}), else 'inconclusive'. Verdicts: {e(verdicts)}.</p>\n")
+    img = f"<img alt=\"differences A − B\" src=\"data:image/png;base64,{base64.b64encode(png).decode()}\">\n"
+    cells = ["<tr><th>claim</th><th>n</th><th>A</th><th>B</th><th>A − B</th><th>interval</th><th>p</th><th>p Holm</th>"
+             "<th>verdict</th></tr>"]
+    for r in table.to_dict("records"):
+        m = r["metric"]
+        ival = f"[{_num(m, r['ci_low'])}, {_num(m, r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "–"
+        p = f"{r['p']:.2g}" if math.isfinite(r["p"]) else "–"
+        padj = f"{r['p_adj']:.2g}" if math.isfinite(r["p_adj"]) else "–"
+        cells.append(f"<tr><td>{e(r['claim'])}</td><td>{r['n']}</td><td>{_num(m, r['estimate_a'])}</td>"
+                     f"<td>{_num(m, r['estimate_b'])}</td><td>{_num(m, r['difference'])}</td><td>{ival}</td><td>{p}</td>"
+                     f"<td>{padj}</td><td>{e(r['verdict'] + (' (' + r['flag'] + ')' if r['flag'] else ''))}</td></tr>")
+    return head + img + "<table>\n" + "\n".join(cells) + "\n</table></section>\n"

@@ -1,0 +1,95 @@
+"""`compare:` section of params.yaml: the pairs the pipeline compares and the equivalence margins of the verdicts."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mirage.io import DataError
+from mirage.names import check_name
+from mirage.protocol import SLICE_NAMES
+
+
+class Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    a: str = Field(description="Side A: MODEL[@REVISION][/mitigation=M][/judge=J] (`mirage compare --help`).")
+    b: str = Field(description="Side B, same syntax.")
+    slice: str = Field(description=f"Slice whose labels both sides come from ({', '.join(SLICE_NAMES)}).")
+
+    @field_validator("a", "b")
+    @classmethod
+    def _side(cls, v: str) -> str:
+        from mirage.compare.sides import parse_side
+
+        try:
+            parse_side(v)
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("slice")
+    @classmethod
+    def _slice(cls, v: str) -> str:
+        if v not in SLICE_NAMES:
+            raise ValueError(f"unknown slice {v!r}; one of {', '.join(SLICE_NAMES)}")
+        return v
+
+
+class Snapshot(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    side: str = Field(description="The snapshot as a side: MODEL@REVISION (or any side spec).")
+    date: dt.date = Field(description="Its release date (YYYY-MM-DD), the x axis of the figure.")
+
+    @field_validator("side")
+    @classmethod
+    def _side(cls, v: str) -> str:
+        return Pair._side(v)
+
+
+class Series(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    slice: str = Field(description="Slice whose labels every snapshot comes from.")
+    snapshots: list[Snapshot] = Field(min_length=2, description="Two or more snapshots of one model family, oldest first.")
+
+    @field_validator("slice")
+    @classmethod
+    def _slice(cls, v: str) -> str:
+        return Pair._slice(v)
+
+    @field_validator("snapshots")
+    @classmethod
+    def _ordered(cls, v: list[Snapshot]) -> list[Snapshot]:
+        dates = [s.date for s in v]
+        if dates != sorted(dates) or len(set(dates)) != len(dates):
+            raise ValueError(f"snapshots must be in order of release date, each date once (got {', '.join(map(str, dates))})")
+        return v
+
+
+class CompareParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    pairs: dict[str, Pair] = Field(
+        default_factory=dict, description="Comparisons the pipeline runs: name -> {a, b, slice}; each is a Snakemake "
+        "target and a DVC stage `compare-NAME` (its files: mirage/artefacts.py, compare).")
+    margin_pp: float = Field(2.0, gt=0, le=100, description="Equivalence margin m of every claim measured in percentage "
+                             "points (ΔV, Δ signed, gaps, δt): |A − B| < m pp by two one-sided tests is 'equivalent'.")
+    margin_cai: float = Field(0.25, gt=0, le=100, description="Equivalence margin of the CAI claim (its excess over the "
+                              "controls' CoT amplification, a difference of ratios).")
+
+    series: dict[str, Series] = Field(
+        default_factory=dict, description="Bias over time: name -> {slice, snapshots: [{side, date}, ...]} for "
+        "`mirage over-time NAME`: every headline claim against release date, and the compare verdict of each step.")
+
+    @field_validator("pairs", "series")
+    @classmethod
+    def _names(cls, v: dict) -> dict:
+        for name in v:
+            try:
+                check_name(name, "compare name")
+            except DataError as exc:
+                raise ValueError(str(exc)) from None
+        return v
