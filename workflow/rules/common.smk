@@ -60,13 +60,14 @@ def probe_models(slice_name):
 
 
 def ready_models(slice_name):
-    """The slice's models, checked at DAG time (mirage.generate.readiness): a model that would have to send
-    requests it cannot send (retired, unpinned, no key) is refused before any job starts, naming what it lacks;
-    one whose store already holds every sample runs without a key. Before the requests are rendered only models
-    with an empty store can be refused here; the generation jobs check again before any call. A dry run warns."""
+    """The slice's models and its LLM judge, checked at DAG time (mirage.generate.readiness): a model that would
+    have to send requests it cannot send (retired, unpinned, no key) is refused before any job starts, naming what it
+    lacks; one whose store already holds every sample (the judge: every reply) runs without a key. Before the
+    requests are rendered only models with an empty store can be refused here; the generation and label jobs check
+    again before any call. A dry run warns."""
     names = slice_models(slice_name)
     try:
-        check_slice(PARAMS, names, slice_name)
+        check_slice(PARAMS, names, slice_name, judges=True)
     except NotReady as exc:
         if not workflow.dryrun:
             raise
@@ -85,8 +86,9 @@ def slice_targets(slice_name):
 
 
 def judge_evaluation(wildcards):
-    """The evaluation of the configured judge on the named gold sets (one judge; a jury's members are evaluated one by one)."""
-    judge = PARAMS.label.judge
+    """The evaluation of the slice's judge (slices.SLICE.judge, else label.judge) on the named gold sets, made on every
+    run (one judge; a jury's members are evaluated one by one)."""
+    judge = PARAMS.judge_of(wildcards.slice) if hasattr(wildcards, "slice") else PARAMS.label.judge
     return [artefacts.judge_eval(judge)] if isinstance(judge, str) and ":" not in judge else []
 
 
