@@ -189,13 +189,35 @@ def judge_conversations(params: Any, slice_name: str, data_dir: str = artefacts.
     return asked
 
 
+def judge_owed(params: Any, slice_name: str, name: str, store_dir: str, requests_dir: str | os.PathLike | None = None,
+               data_dir: str = artefacts.DATA) -> tuple[bool, tuple[int, int] | None]:
+    """(store empty, (missing, total) calls) of LLM judge `name` labelling the slice: counted exactly from the views on
+    disk; else, its store being empty, one call per sample of the slice's models when the requests are on disk; else
+    None (not countable before generation)."""
+    from mirage.generate.api import ChatSession
+
+    session = ChatSession(name, params.models[name], params.generate.seed, store_dir, artefacts.judge_partition(slice_name))
+    try:
+        empty = not len(session.store.done)
+        conversations = judge_conversations(params, slice_name, data_dir)
+        if conversations is not None:
+            unique = list({json.dumps(c, sort_keys=True): c for c in conversations}.values())
+            return empty, (session.owed(unique, max_tokens=params.label.judge_max_tokens), len(unique))
+        if empty and all(p.exists() for p in request_files(requests_dir, CONDITIONS).values()):
+            sl = getattr(params.slices, slice_name)
+            rows = rendered_requests(params, slice_name, CONDITIONS, requests_dir)
+            calls = sum(len(rows[c]) for c in CONDITIONS) * (sl.n_samples or params.generate.n_samples) * len(sl.models)
+            return empty, (calls, calls)
+        return empty, None
+    finally:
+        session.close()
+
+
 def judge_needs(params: Any, slice_name: str, store_of: Callable[[str], str] = artefacts.store,
                 requests_dir: str | os.PathLike | None = None, today: dt.date | None = None,
                 environ: Mapping[str, str] | None = None, data_dir: str = artefacts.DATA) -> list[Need]:
-    """What each LLM judge of the slice (slices.SLICE.judge; a jury's registry members) that may not send owes: its
-    calls missing from its store, counted exactly from the views on disk, else (an empty store) every sample of the
-    slice's models (one call each), when the requests are on disk."""
-    from mirage.generate.api import ChatSession
+    """What each LLM judge of the slice (slices.SLICE.judge; a jury's registry members) that may not send owes: the
+    calls `mirage label` would make that its store lacks (judge_owed)."""
     from mirage.label.judges import judge_members
 
     today = today or dt.date.today()
@@ -205,23 +227,9 @@ def judge_needs(params: Any, slice_name: str, store_of: Callable[[str], str] = a
         spec = params.models[name]
         need = Need(f"judge {name}", None, False, send_blockers(name, spec, today, environ), spec.api_key_env, "judge calls")
         out.append(need)
-        if not need.blockers:
-            continue
-        session = ChatSession(name, spec, params.generate.seed, store_of(name), artefacts.judge_partition(slice_name))
-        try:
-            need.store_empty = not len(session.store.done)
-            conversations = judge_conversations(params, slice_name, data_dir)
-            if conversations is not None:
-                unique = {json.dumps(c, sort_keys=True): c for c in conversations}
-                owed = session.owed(list(unique.values()), max_tokens=params.label.judge_max_tokens)
-                need.by_condition = {"label": (owed, len(unique))}
-            elif need.store_empty and all(p.exists() for p in request_files(requests_dir, CONDITIONS).values()):
-                sl = getattr(params.slices, slice_name)
-                rows = rendered_requests(params, slice_name, CONDITIONS, requests_dir)
-                calls = sum(len(rows[c]) * (sl.n_samples or params.generate.n_samples) for c in CONDITIONS) * len(sl.models)
-                need.by_condition = {"label": (calls, calls)}
-        finally:
-            session.close()
+        if need.blockers:
+            need.store_empty, owed = judge_owed(params, slice_name, name, store_of(name), requests_dir, data_dir)
+            need.by_condition = None if owed is None else {"label": owed}
     return out
 
 

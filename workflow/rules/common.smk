@@ -5,6 +5,7 @@ import sys
 
 from mirage import artefacts
 from mirage.generate.readiness import NotReady, check_slice
+from mirage.label.judges import judge_members
 from mirage.params import MODEL_SET_ENV, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
