@@ -246,7 +246,8 @@ def counts(gens: pd.DataFrame, models: list[str]) -> list[tuple[str, int, int, i
 def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fig_files: dict[str, list[str]],
            tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str,
            *, headlines: list[tuple[str, list[str]]] = (), judges: list[JudgeInfo] = (), deviations: list[Deviation] = (),
-           counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False) -> str:
+           counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False,
+           judge_banner: str | None = None) -> str:
     env = Environment(loader=PackageLoader("mirage.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     figs = []
@@ -260,7 +261,7 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
         headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
-        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS)
+        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS, judge_banner=judge_banner)
 
 
 def write(path: Path, html: str) -> None:
