@@ -141,8 +141,7 @@ def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str
                whole_slice: bool, environ: Any, today: dt.date) -> list[dict[str, Any]]:
     """One estimate row per LLM judge of the slice (condition `judge`): the calls `mirage label` makes labelling
     every model's samples, what they cost and, unless `whole_slice`, how many its store already holds."""
-    from mirage.generate.readiness import judge_owed
-    from mirage.label.decisions import load_harnesses
+    from mirage.generate.readiness import judge_owed, planned_judge_calls
     from mirage.label.judge import VIOLENCE_INSTRUCTIONS
     from mirage.label.judges import judge_members
 
@@ -150,30 +149,26 @@ def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str
     if not judges:
         return []
     gen, sl = params.generate, getattr(params.slices, slice_name)
-    summaries = {h.id for h in load_harnesses(artefacts.DATA).values() if h.kind == "summary"}
-    samples = calls = out_chars = 0
-    for c in CONDITIONS:
-        st = settings_for(gen, sl.n_samples, sl.max_tokens, c)
-        for row in {r["request_id"]: r for r in by_cond[c]}.values():  # a repeated request is one sample set, as generated
-            n = st.n_samples * len(names)
-            extra = n if c == "C3" and row.get("harness") in summaries else 0
-            samples, calls = samples + n, calls + n + extra
-            out_chars += (n + extra) * st.max_tokens * gen.expected_output_fraction * gen.chars_per_token
+    planned = planned_judge_calls(params, slice_name, by_cond, len(names))
+    calls = sum(planned.values())
+    samples = sum(len({r["request_id"] for r in by_cond[c]}) * settings_for(gen, sl.n_samples, sl.max_tokens, c).n_samples
+                  for c in CONDITIONS) * len(names)
+    out_chars = sum(planned[c] * settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS) \
+        * gen.expected_output_fraction * gen.chars_per_token
     out = []
     for name in judges:
         spec = params.models[name]
-        stored = 0
-        if not whole_slice:  # exact only when every view is on disk (readiness counts the same way)
-            _, owed = judge_owed(params, slice_name, name, artefacts.store(name, stores))
-            stored = owed[1] - owed[0] if owed else 0
-        to_send = max(calls - stored, 0)
+        owed = None if whole_slice else judge_owed(params, slice_name, name, artefacts.store(name, stores))[1]
+        # exact when every view is on disk (the distinct conversations `mirage label` sends, as readiness counts them)
+        n_calls, to_send = (calls, calls) if owed is None else (owed[1], owed[0])
+        stored = n_calls - to_send
         per_call_in = (len(VIOLENCE_INSTRUCTIONS) / gen.chars_per_token) + (out_chars / gen.chars_per_token / calls if calls else 0)
         tokens_in, tokens_out = round(to_send * per_call_in), to_send * params.label.judge_max_tokens
         row_status = None if whole_slice else status(send_blockers(name, spec, today, environ), to_send)
         sends = row_status not in (RETIRED, UNPINNED)
         tok_s, source = throughput(spec, None)
-        out.append({"model": name, "condition": "judge", "status": row_status, "request_rows": samples, "requests": samples,
-                    "samples": samples, "calls": calls, "stored": stored, "to_send": to_send, "tokens_in": tokens_in,
+        out.append({"model": name, "condition": "judge", "status": row_status, "request_rows": None, "requests": None,
+                    "samples": samples, "calls": n_calls, "stored": stored, "to_send": to_send, "tokens_in": tokens_in,
                     "tokens_out": tokens_out, **(_costs(spec, tokens_in, tokens_out, tok_s) if sends else dict.fromkeys(COST_KEYS)),
                     "throughput": tok_s, "source": source})
     return out

@@ -189,6 +189,23 @@ def judge_conversations(params: Any, slice_name: str, data_dir: str = artefacts.
     return asked
 
 
+def planned_judge_calls(params: Any, slice_name: str, by_cond: Mapping[str, list[dict]], n_models: int,
+                        data_dir: str = artefacts.DATA) -> dict[str, int]:
+    """Condition -> the calls an LLM judge makes labelling `n_models` models' samples of the slice: one per sample of a
+    distinct request, and one more per C3 summary-harness sample (its favourability)."""
+    from mirage.generate.runner import settings_for
+    from mirage.label.decisions import load_harnesses
+
+    sl = getattr(params.slices, slice_name)
+    summaries = {h.id for h in load_harnesses(data_dir).values() if h.kind == "summary"}
+    out = {}
+    for c in CONDITIONS:
+        n = settings_for(params.generate, sl.n_samples, sl.max_tokens, c).n_samples * n_models
+        distinct = {r["request_id"]: r for r in by_cond[c]}.values()
+        out[c] = sum(n * (2 if c == "C3" and r.get("harness") in summaries else 1) for r in distinct)
+    return out
+
+
 def judge_owed(params: Any, slice_name: str, name: str, store_dir: str, requests_dir: str | os.PathLike | None = None,
                data_dir: str = artefacts.DATA) -> tuple[bool, tuple[int, int] | None]:
     """(store empty, (missing, total) calls) of LLM judge `name` labelling the slice: counted exactly from the views on
@@ -204,9 +221,8 @@ def judge_owed(params: Any, slice_name: str, name: str, store_dir: str, requests
             unique = list({json.dumps(c, sort_keys=True): c for c in conversations}.values())
             return empty, (session.owed(unique, max_tokens=params.label.judge_max_tokens), len(unique))
         if empty and all(p.exists() for p in request_files(requests_dir, CONDITIONS).values()):
-            sl = getattr(params.slices, slice_name)
-            rows = rendered_requests(params, slice_name, CONDITIONS, requests_dir)
-            calls = sum(len(rows[c]) for c in CONDITIONS) * (sl.n_samples or params.generate.n_samples) * len(sl.models)
+            calls = sum(planned_judge_calls(params, slice_name, rendered_requests(params, slice_name, CONDITIONS, requests_dir),
+                                            len(getattr(params.slices, slice_name).models), data_dir).values())
             return empty, (calls, calls)
         return empty, None
     finally:
