@@ -158,7 +158,7 @@ def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str
     out = []
     for name in judges:
         spec = params.models[name]
-        owed = None if whole_slice else judge_owed(params, slice_name, name, artefacts.store(name, stores))[1]
+        owed = None if whole_slice else (judge_owed(params, slice_name, name, artefacts.store(name, stores))[1] or {}).get("label")
         # exact when every view is on disk (the distinct conversations `mirage label` sends, as readiness counts them)
         n_calls, to_send = (calls, calls) if owed is None else (owed[1], owed[0])
         stored = n_calls - to_send

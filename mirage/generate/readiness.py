@@ -206,25 +206,43 @@ def planned_judge_calls(params: Any, slice_name: str, by_cond: Mapping[str, list
     return out
 
 
+def gold_conversations(params: Any, data_dir: str = artefacts.DATA) -> list[list[dict]]:
+    """The conversations `mirage judge eval` sends an LLM judge on the named gold sets (its warm-up included)."""
+    from mirage.judge.gold import read_gold
+    from mirage.label.judge import violence_conversation
+
+    texts = ["Warm-up."] + [it.text for path in artefacts.judge_gold_sets(data_dir)
+                            for it in read_gold(path, data_dir, params.limits)]
+    return [violence_conversation(None, t, False) for t in texts]
+
+
 def judge_owed(params: Any, slice_name: str, name: str, store_dir: str, requests_dir: str | os.PathLike | None = None,
-               data_dir: str = artefacts.DATA) -> tuple[bool, tuple[int, int] | None]:
-    """(store empty, (missing, total) calls) of LLM judge `name` labelling the slice: counted exactly from the views on
-    disk; else, its store being empty, one call per sample of the slice's models when the requests are on disk; else
-    None (not countable before generation)."""
+               data_dir: str = artefacts.DATA) -> tuple[bool, dict[str, tuple[int, int]] | None]:
+    """(store empty, part -> (missing, total) calls) of LLM judge `name` on a slice: `gold sets` (what the judge stage
+    sends measuring it) and `label` (what `mirage label` sends), counted exactly from the views on disk; else, its
+    store being empty, one call per sample of the slice's models when the requests are on disk; else `label` is left
+    out (not countable before generation)."""
     from mirage.generate.api import ChatSession
 
     session = ChatSession(name, params.models[name], params.generate.seed, store_dir, artefacts.judge_partition(slice_name))
+
+    def owed(conversations: list[list[dict]]) -> tuple[int, int]:
+        unique = list({json.dumps(c, sort_keys=True): c for c in conversations}.values())
+        return session.owed(unique, max_tokens=params.label.judge_max_tokens), len(unique)
+
     try:
         empty = not len(session.store.done)
+        parts = {"gold sets": owed(gold_conversations(params, data_dir))}
         conversations = judge_conversations(params, slice_name, data_dir)
         if conversations is not None:
-            unique = list({json.dumps(c, sort_keys=True): c for c in conversations}.values())
-            return empty, (session.owed(unique, max_tokens=params.label.judge_max_tokens), len(unique))
-        if empty and all(p.exists() for p in request_files(requests_dir, CONDITIONS).values()):
+            parts["label"] = owed(conversations)
+        elif empty and all(p.exists() for p in request_files(requests_dir, CONDITIONS).values()):
             calls = sum(planned_judge_calls(params, slice_name, rendered_requests(params, slice_name, CONDITIONS, requests_dir),
                                             len(getattr(params.slices, slice_name).models), data_dir).values())
-            return empty, (calls, calls)
-        return empty, None
+            parts["label"] = (calls, calls)
+        elif empty:
+            return empty, None
+        return empty, parts
     finally:
         session.close()
 
@@ -244,8 +262,7 @@ def judge_needs(params: Any, slice_name: str, store_of: Callable[[str], str] = a
         need = Need(f"judge {name}", None, False, send_blockers(name, spec, today, environ), spec.api_key_env, "judge calls")
         out.append(need)
         if need.blockers:
-            need.store_empty, owed = judge_owed(params, slice_name, name, store_of(name), requests_dir, data_dir)
-            need.by_condition = None if owed is None else {"label": owed}
+            need.store_empty, need.by_condition = judge_owed(params, slice_name, name, store_of(name), requests_dir, data_dir)
     return out
 
 

@@ -6,6 +6,7 @@ refused before any call, naming the judge's model and how many judge calls are m
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from mirage.config.slices import LLM_JUDGE
 from mirage.generate.estimate import build_estimate
 from mirage.generate.readiness import NotReady, check_slice
 from mirage.io import write_jsonl
+from mirage.judge.cli import judge
 from mirage.label.cli import label
 from mirage.params import ParamsError, load_params, validate_params
 from mirage.protocol import DEFAULT_JUDGE
@@ -73,8 +75,21 @@ def _label(root: Path):
                                       "--out", str(root / "labels.jsonl")])
 
 
+def _data(root: Path, tmp_path: Path) -> None:
+    """The project's data folder, each gold set cut to its first rows."""
+    shutil.copytree(root / artefacts.DATA, tmp_path / artefacts.DATA, ignore=shutil.ignore_patterns("judge"))
+    for path in artefacts.judge_gold_sets():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("".join((root / path).read_text(encoding="utf-8").splitlines(keepends=True)[:2]),
+                                     encoding="utf-8")
+
+
+def _judge_eval():
+    return CliRunner().invoke(judge, ["eval", "--judge", "judge-api", "--params", "params.yaml", "--out", "eval"])
+
+
 def test_stored_judge_replies_label_without_a_key_and_a_missing_reply_is_refused(root, tmp_path, monkeypatch):
-    (tmp_path / artefacts.DATA).symlink_to(root / artefacts.DATA)  # harness definitions
+    _data(root, tmp_path)
     monkeypatch.chdir(tmp_path)
     texts = ["He opened the bakery at dawn.", "She thanked the neighbours.", "They planted a garden."]
     with FakeServer() as srv:
@@ -82,15 +97,20 @@ def test_stored_judge_replies_label_without_a_key_and_a_missing_reply_is_refused
         monkeypatch.setenv(KEY, "k" * 20)
         res = _label(tmp_path)
         assert res.exit_code == 0, res.output
+        assert srv.total == len(texts) and "(judge-api)" in res.output
+        res = _judge_eval()  # the judge stage: the gold sets, through the same store (partition `judge`)
+        assert res.exit_code == 0, res.output
         sent = srv.total
-        assert sent == len(texts) and "(judge-api)" in res.output
         partition = tmp_path / artefacts.store_partition("judge-api", artefacts.judge_partition("demo"))
         assert list(partition.glob("*.jsonl")), "the judge's replies are in the slice's partition (what a release carries)"
 
         monkeypatch.delenv(KEY)
         params = load_params("params.yaml")
-        (judge,) = [n for n in check_slice(params, ["gen"], "demo", judges=True, today=TODAY, environ={}) if n.name == "judge judge-api"]
-        assert judge.missing == 0 and judge.total == len(texts) and not judge.refused
+        (need,) = [n for n in check_slice(params, ["gen"], "demo", judges=True, today=TODAY, environ={}) if n.name == "judge judge-api"]
+        gold = need.by_condition["gold sets"][1]
+        assert need.by_condition == {"gold sets": (0, gold), "label": (0, len(texts))} and not need.refused
+        assert gold == sent - len(texts), "every gold-set call counted (the warm-up included)"
+        assert _judge_eval().exit_code == 0 and srv.total == sent, "remeasured from the store without a key"
         first = (tmp_path / "labels.jsonl").read_bytes()
         res = _label(tmp_path)
         assert res.exit_code == 0, res.output
@@ -105,7 +125,7 @@ def test_stored_judge_replies_label_without_a_key_and_a_missing_reply_is_refused
             check_slice(params, ["gen"], "demo", judges=True, today=TODAY, environ={})
         msg = str(err.value)
         assert "1 model(s) would have to send requests they cannot send" in msg
-        assert f"judge judge-api on demo: 1 of {len(texts) + 1} judge calls missing from its store" in msg
+        assert f"judge judge-api on demo: 1 of {gold + len(texts) + 1} judge calls missing from its store (label 1/4)" in msg
         assert f"set the environment variable {KEY}" in msg and "dvc pull --with-deps demo" in msg
         rows = {r["condition"]: r for r in build_estimate(params, "demo", ["gen"], "requests", {}, environ={}, today=TODAY)["rows"]}
         j = rows["judge"]
