@@ -40,6 +40,12 @@ def model_api_slots(wildcards):
     return 1 if model_spec(wildcards.model).provider in API_PROVIDERS else 0
 
 
+def judge_api_slots(wildcards):
+    """A label (or judge_eval) job whose judge has an API member takes one slot of the `api` resource."""
+    judge = PARAMS.judge_of(wildcards.slice) if hasattr(wildcards, "slice") else wildcards.judge
+    return int(any(m in PARAMS.models and model_spec(m).provider in API_PROVIDERS for m in judge_members(judge)))
+
+
 def views_of(condition):
     """The view shards one generation job writes (wildcards model and slice left open)."""
     return [artefacts.view("{model}", "{slice}", condition, s) for s in artefacts.view_shards(PARAMS.render, condition)]

@@ -14,6 +14,8 @@ rule label:
         data_dir=lambda wildcards, input: os.path.dirname(input.identities),
     log:
         artefacts.log("label", "{model}", "{slice}"),
+    resources:
+        api=judge_api_slots,
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
