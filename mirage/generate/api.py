@@ -30,14 +30,13 @@ class ChatSession:
                  retry_rounds: int = 2) -> list[str]:
         """One reply per conversation; raises RuntimeError naming the errors if any call still failed."""
         run = self._run(conversations, max_tokens, temperature)
-        rows = run.rows
         try:
             run.run(retry_rounds)
         finally:
             run.close()
         failed = run.failures()
         if failed:
-            raise RuntimeError(f"{len(failed)} of {len(rows)} {self.name} call(s) failed (rerun retries them): "
+            raise RuntimeError(f"{len(failed)} of {len(run.rows)} {self.name} call(s) failed (rerun retries them): "
                                f"{sorted(set(failed.values()))[:3]}")
         return [r["text"] for r in run.view()]
 
