@@ -109,9 +109,9 @@ def generate(params: Params, model: str, slice_name: str, condition: str, reques
 
 def label_rows(params: Params, batches: Iterable[tuple[str, list[dict]]], data_dir: str = artefacts.DATA,
                judge: str | list[str] | None = None, judge_store: str | None = None,
-               params_path: str = "params.yaml") -> tuple[list[dict], str]:
+               params_path: str = "params.yaml", judge_partition: str | None = None) -> tuple[list[dict], str]:
     """(label rows, judge name) for (source, view rows) batches, with the configured judge (or `judge`) built once;
-    what `mirage label` writes."""
+    what `mirage label` writes. An LLM judge's new replies go to store partition `judge_partition` (default `judge`)."""
     from mirage.label.decisions import load_harnesses
     from mirage.label.judges import build_judge
     from mirage.label.labeler import label_rows as label_views
@@ -120,7 +120,7 @@ def label_rows(params: Params, batches: Iterable[tuple[str, list[dict]]], data_d
     harnesses = load_harnesses(data_dir)
     with ExitStack() as stack:
         labeler = build_judge(judge or p.judge, stack, params_path, p.window, data_dir, p.judge_max_tokens, p.judge_batch,
-                              judge_store)
+                              judge_store, judge_partition)
         out = [row for source, views in batches for row in label_views(views, harnesses, labeler, data_dir, source=source)]
         return out, labeler.name
 

@@ -188,6 +188,11 @@ def store_marker(model: str, slice_name: str, condition: str) -> str:
     return f"{store_partition(model, slice_name)}/{condition}.manifest.json"
 
 
+def judge_partition(slice_name: str) -> str:
+    """The store partition a slice's LLM-judge calls go to (one per slice, so each DVC slice stage owns its own)."""
+    return f"judge-{slice_name}"
+
+
 def judge_marker(model: str) -> str:
     """Marker of the LLM-judge partition of `model` (judge calls are cached like generations)."""
     return f"{store_partition(model, 'judge')}/judge.manifest.json"

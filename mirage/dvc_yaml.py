@@ -45,30 +45,54 @@ def probe_models(params: Params, slice_name: str) -> list[str]:
     return [m for m in getattr(params.slices, slice_name).models if params.models[m].provider in WEIGHT_PROVIDERS]
 
 
-def judge_model(params: Params) -> str | None:
-    """The registry model used as LLM judge, if label.judge names one."""
-    return params.label.judge if params.label.judge in params.models else None
+def judge_models(params: Params, slice_name: str) -> list[str]:
+    """The registry models the slice's judge names (an LLM judge, or a jury's LLM members)."""
+    from mirage.label.judges import judge_members
+
+    return [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]
 
 
-def evaluated_judge(params: Params) -> str | None:
-    """The configured judge when it is one judge (stage `judge` measures it; metrics corrects V with its figures)."""
-    judge = params.label.judge
+def evaluated_judge(params: Params, slice_name: str | None = None) -> str | None:
+    """The slice's judge (label.judge without a slice) when it is one judge: a judge stage measures it, and metrics
+    corrects V with its figures."""
+    judge = params.label.judge if slice_name is None else params.judge_of(slice_name)
     return judge if isinstance(judge, str) and ":" not in judge else None
+
+
+def judge_stage_name(judge: str) -> str:
+    """`judge` for label.judge; `judge-NAME` (punctuation as `-`, as DVC stage names allow) for a slice's own."""
+    return "judge-" + "".join(c if c.isalnum() or c in "_-" else "-" for c in judge)
+
+
+def judge_stage(params: Params, judge: str) -> dict[str, Any]:
+    """Measure `judge` on the named gold sets; an LLM judge's replies (store partition `judge`) are a persisted
+    output on the `completions` remote, so a release carries them."""
+    gold = artefacts.judge_gold_sets()
+    outs: list[Any] = [artefacts.judge_eval(judge)]
+    if judge in params.models:
+        outs.append({artefacts.store_partition(judge, "judge"): {"persist": True, "remote": COMPLETIONS}})
+    return {
+        "cmd": f"python -m mirage judge eval {' '.join(f'--gold {g}' for g in gold)} --judge {judge}"
+               f" --data-dir {artefacts.DATA} --out {artefacts.judge_dir(judge)}",
+        "deps": [*gold, artefacts.identities(), PACKAGE],
+        "params": ["label", *(([f"models.{judge}"] if "." not in judge else ["models"]) if judge in params.models else [])],
+        "outs": outs,
+    }
 
 
 def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     models = list(getattr(params.slices, slice_name).models)
     probed = probe_models(params, slice_name)
-    judge = judge_model(params)
+    judges = judge_models(params, slice_name)
     # Sources only, not the corpus and requests the `corpus`/`render` stages write: Snakemake builds those when
     # absent, and a stage depending on another stage's output fails `dvc repro --dry` on a fresh clone (DVC hashes
     # every dependency for its run cache, and an upstream output does not exist yet).
     deps = [*SOURCES, PACKAGE, "Snakefile", "workflow/rules"]
-    if evaluated_judge(params):  # the gold sets its held-out Se/Sp come from (they correct V and dV for judge error)
+    if evaluated_judge(params, slice_name):  # the gold sets its held-out Se/Sp come from (they correct V and dV for judge error)
         deps += artefacts.judge_gold_sets()
     if probed:
         deps += [artefacts.probe_stems(), artefacts.probe_exclusions()]
-    used = sorted({*models, *([judge] if judge else [])})
+    used = sorted({*models, *judges})
     chosen = params.model_set_of(slice_name)
     # DVC addresses params by dotted paths, so `models.qwen2.5-72b` cannot be named: then the whole registry
     model_params = [f"models.{m}" for m in used] if not any("." in m for m in used) else ["models"]
@@ -85,8 +109,8 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
             outs.append(artefacts.pilot(m))
     if slice_name == "demo":  # the demo ends with a one-row board of its own verified submission
         outs.append(artefacts.board_dir())
-    if judge:
-        outs.append({artefacts.store_partition(judge, "judge"): {"persist": True, "remote": COMPLETIONS}})
+    for judge in judges:  # the LLM judge's replies to this slice's labels: a release carries them
+        outs.append({artefacts.store_partition(judge, artefacts.judge_partition(slice_name)): {"persist": True, "remote": COMPLETIONS}})
     outs += [artefacts.labels(m, slice_name) for m in models]
     outs += [artefacts.estimate(slice_name), artefacts.metrics_dir(slice_name), artefacts.figures_dir(slice_name),
              artefacts.tables_dir(slice_name), artefacts.report_dir(slice_name)]
@@ -128,14 +152,9 @@ def build(params: Params) -> dict[str, Any]:
     }
     judge = evaluated_judge(params)
     if judge:  # the configured judge, measured on the named gold sets
-        gold = artefacts.judge_gold_sets()
-        stages["judge"] = {
-            "cmd": f"python -m mirage judge eval {' '.join(f'--gold {g}' for g in gold)} --judge {judge}"
-                   f" --data-dir {artefacts.DATA} --out {artefacts.judge_dir(judge)}",
-            "deps": [*gold, artefacts.identities(), PACKAGE],
-            "params": ["label", *([f"models.{judge}"] if judge in params.models else [])],
-            "outs": [artefacts.judge_eval(judge)],
-        }
+        stages["judge"] = judge_stage(params, judge)
+    for own in sorted({j for s in PUBLIC_SLICES if (j := evaluated_judge(params, s)) and j != judge}):
+        stages[judge_stage_name(own)] = judge_stage(params, own)  # a slice's own judge, e.g. the LLM judge of lite
     for s in PUBLIC_SLICES:  # the held-out split is built from a private folder and never goes to a public remote
         stages[s] = slice_stage(params, s)
     for name, pair in params.compare.pairs.items():

@@ -22,7 +22,7 @@ from mirage.config.metrics import MetricsParams
 from mirage.config.probe import ProbeParams
 from mirage.config.render import RenderParams
 from mirage.config.report import ReportParams
-from mirage.config.slices import MODEL_SETS, SlicesParams
+from mirage.config.slices import LLM_JUDGE, MODEL_SETS, SlicesParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
 from mirage.names import check_name
@@ -81,11 +81,22 @@ class Params(BaseModel):
                 checked[f"slices.{name}.models"] = sl.models
             elif name in SETS_SLICES:  # set in __dict__: `models` stays not-explicitly-set
                 sl.__dict__["models"] = list(self.model_sets[self.model_set])
+            if "judge" not in sl.model_fields_set and name in SETS_SLICES:  # real audits: the paper's LLM judge
+                sl.__dict__["judge"] = LLM_JUDGE
+            if "judge" in sl.model_fields_set and sl.judge is not None:
+                from mirage.label.judges import OFFLINE_JUDGES, judge_members
+
+                checked[f"slices.{name}.judge"] = [m for m in judge_members(sl.judge) if m not in OFFLINE_JUDGES]
         for where, names in checked.items():
             if unknown := [m for m in names if m not in self.models]:
                 raise ValueError(f"{where}: unknown model(s) {', '.join(unknown)}; "
                                  f"registry (models:) has {', '.join(sorted(self.models))}")
         return self
+
+    def judge_of(self, slice_name: str) -> str | list[str]:
+        """The violence judge that labels a slice: its own `judge`, else label.judge."""
+        judge = getattr(self.slices, slice_name).judge
+        return self.label.judge if judge is None else judge
 
     def model_set_of(self, slice_name: str) -> str | None:
         """The model set a slice runs (None: it lists its own models)."""

@@ -60,6 +60,13 @@ def test_dvc_yaml_is_generated_from_the_contract(root, tmp_path):
     # the judge stage measures the configured judge on the three named gold sets, held-out split included
     judge = stages["judge"]
     assert set(artefacts.judge_gold_sets()) <= set(judge["deps"])
+    # lite's LLM judge: its replies to lite's labels are a persisted completions output of lite, and its own stage
+    # measures it on the gold sets, its replies there persisted too (a release carries both)
+    partition = {artefacts.store_partition("gpt-4.1", artefacts.judge_partition("lite")): {"persist": True, "remote": "completions"}}
+    assert partition in lite["outs"] and not any("judge-" in str(o) for o in stages["demo"]["outs"])
+    llm = stages["judge-gpt-4-1"]
+    assert "--judge gpt-4.1" in llm["cmd"] and artefacts.judge_eval("gpt-4.1") in llm["outs"]
+    assert {artefacts.store_partition("gpt-4.1", "judge"): {"persist": True, "remote": "completions"}} in llm["outs"]
     assert all(f"--gold {g}" in judge["cmd"] for g in artefacts.judge_gold_sets())
     # a model set that gains a model makes the checked-in file stale
     params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))

@@ -8,7 +8,7 @@ set here that differs from the protocol (n_samples, max_tokens) is a deviation t
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mirage.config.generate import MaxTokens
 from mirage.protocol import Condition
@@ -17,6 +17,9 @@ PAPER_MODELS = ["gpt-4o", "claude-opus-4", "gemini-1.5-pro", "llama-3.3-70b", "q
 #: Their successors, one per provider, each chosen with the evidence recorded in docs/generation.md ("Model sets").
 CURRENT_MODELS = ["gpt-4.1", "claude-opus-4.6", "gemini-3.5-flash", "llama-4-scout", "qwen3-235b", "deepseek-v3.2"]
 MODEL_SETS = {"paper": PAPER_MODELS, "current": CURRENT_MODELS}
+#: The judge of real audits (lite, full, test) unless a slice names its own: the paper's protocol (a GPT-4-class
+#: zero-shot classifier, §3.6), a current snapshot; its replies go to the completion store, so a release carries them.
+LLM_JUDGE = "gpt-4.1"
 
 
 class SliceParams(BaseModel):
@@ -27,6 +30,21 @@ class SliceParams(BaseModel):
                               "run the chosen model set (top-level `model_set`; lite, full and test).")
     n_samples: int | None = Field(None, ge=1, le=1000, description="Samples per request; null = protocol (generate.n_samples).")
     max_tokens: dict[Condition, MaxTokens] | None = Field(None, description="Per-condition max new tokens (keys C1, C2, C3); null = protocol (generate.max_tokens).")
+    judge: str | list[str] | None = Field(
+        None, description=f"Violence judge of this slice: a registry model (LLM judge, answering through its completion "
+        f"store), an offline judge or a jury (as label.judge); null = label.judge (offline). Left out: the demo uses "
+        f"label.judge, lite, full and test the paper's LLM judge `{LLM_JUDGE}`.")
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_names(cls, v: str | list[str] | None) -> str | list[str] | None:
+        from mirage.io import DataError
+        from mirage.names import check_judge
+
+        try:
+            return None if v is None else check_judge(v, "judge")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
 
 
 class SlicesParams(BaseModel):

@@ -31,25 +31,32 @@ class ChatSession:
     def complete(self, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0,
                  retry_rounds: int = 2) -> list[str]:
         """One reply per conversation; raises RuntimeError naming the errors if any call still failed."""
-        st = Settings(n_samples=1, max_tokens=max_tokens, temperature=temperature, top_p=1.0, root_seed=self.root_seed)
-        rows = []
-        for conv in conversations:
-            sent = {"messages": conv} if self.spec.mode == "chat" else {"prompt": "\n\n".join(m["content"] for m in conv)}
-            rows.append({"row_id": "j", "request_id": "j" + content_hash(sent), "condition": "judge", **sent})
         with self.store.locked(self.partition, self.lock_wait_s):
-            run = GenerationRun(self.name, self.spec, st, rows, self.store, where=f"{self.name} judge calls")
+            run = self._run(conversations, max_tokens, temperature)
             try:
                 run.run(retry_rounds)
             finally:
                 run.close()
             failed = run.failures()
             if run.outages:
-                raise RuntimeError(f"{self.name}: stopped: {run.stop_reason()}; {len(failed)} of {len(rows)} call(s) "
+                raise RuntimeError(f"{self.name}: stopped: {run.stop_reason()}; {len(failed)} of {len(run.rows)} call(s) "
                                    "wait (rerun sends exactly those)")
             if failed:
-                raise RuntimeError(f"{len(failed)} of {len(rows)} {self.name} call(s) failed (rerun retries them): "
+                raise RuntimeError(f"{len(failed)} of {len(run.rows)} {self.name} call(s) failed (rerun retries them): "
                                    f"{sorted(set(failed.values()))[:3]}")
             return [r["text"] for r in run.view()]
+
+    def owed(self, conversations: list[list[dict]], *, max_tokens: int, temperature: float = 0.0) -> int:
+        """How many of these conversations (distinct) have no reply in the store: what `complete` would send."""
+        return len(self._run(conversations, max_tokens, temperature).owed_calls())
+
+    def _run(self, conversations: list[list[dict]], max_tokens: int, temperature: float) -> GenerationRun:
+        st = Settings(n_samples=1, max_tokens=max_tokens, temperature=temperature, top_p=1.0, root_seed=self.root_seed)
+        rows = []
+        for conv in conversations:
+            sent = {"messages": conv} if self.spec.mode == "chat" else {"prompt": "\n\n".join(m["content"] for m in conv)}
+            rows.append({"row_id": "j", "request_id": "j" + content_hash(sent), "condition": "judge", **sent})
+        return GenerationRun(self.name, self.spec, st, rows, self.store, where=f"{self.name} judge calls")
 
     def close(self) -> None:
         self.store.close()

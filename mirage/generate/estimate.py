@@ -111,6 +111,7 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
         finally:
             if store is not None:
                 store.close()
+    out_rows += judge_rows(params, slice_name, names, by_cond, stores, whole_slice, environ, today or dt.date.today())
     keys = ("request_rows", "requests", "samples", "calls", "stored", "to_send", "tokens_in", "tokens_out", *COST_KEYS)
     totals = {k: _sum(r[k] for r in out_rows) for k in keys}
     max_tokens = {c: settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS}
@@ -127,6 +128,7 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
             "prices_per_mtok": {n: [params.models[n].price_in_per_mtok, params.models[n].price_out_per_mtok] for n in names},
             "store": "ignored: the whole slice is planned" if whole_slice else "calls already in each model's store are not counted",
             "requests": f"read from {requests_dir}" if on_disk else f"rendered in memory ({requests_dir} holds no rendered requests)",
+            "judge": JUDGE_NOTE,
             "note": f"{VOCABULARY}; tokens, cost and time count the calls to send (to_send; all calls with --whole-slice), "
                     "none for a model that cannot send (status retired or not pinned); tokens_out = calls x max_tokens x "
                     "expected_output_fraction (an upper bound at 1.0); times = tokens_out / throughput (tok/s; source: "
@@ -136,6 +138,47 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
 
 
 COST_KEYS = ("gpu_hours", "api_cost_usd", "local_time_s", "wall_time_s")
+JUDGE_NOTE = ("rows with condition `judge`: the slice's LLM judge (slices.SLICE.judge), one call per sample of every model "
+              "plus one per C3 summary-harness sample; tokens_in = its instructions + the sample's max_tokens x "
+              "expected_output_fraction, tokens_out = label.judge_max_tokens per call (upper bounds); stored = replies "
+              "already in its store, counted exactly when every view of the slice is on disk (else none)")
+
+
+def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str, list[dict]], stores: str | None,
+               whole_slice: bool, environ: Any, today: dt.date) -> list[dict[str, Any]]:
+    """One estimate row per LLM judge of the slice (condition `judge`): the calls `mirage label` makes labelling
+    every model's samples, what they cost and, unless `whole_slice`, how many its store already holds."""
+    from mirage.generate.readiness import judge_owed, planned_judge_calls
+    from mirage.label.judge import VIOLENCE_INSTRUCTIONS
+    from mirage.label.judges import judge_members
+
+    judges = [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]
+    if not judges:
+        return []
+    gen, sl = params.generate, getattr(params.slices, slice_name)
+    planned = planned_judge_calls(params, slice_name, by_cond, len(names))
+    calls = sum(planned.values())
+    samples = sum(len({r["request_id"] for r in by_cond[c]}) * settings_for(gen, sl.n_samples, sl.max_tokens, c).n_samples
+                  for c in CONDITIONS) * len(names)
+    out_chars = sum(planned[c] * settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS) \
+        * gen.expected_output_fraction * gen.chars_per_token
+    out = []
+    for name in judges:
+        spec = params.models[name]
+        owed = None if whole_slice else (judge_owed(params, slice_name, name, artefacts.store(name, stores))[1] or {}).get("label")
+        # exact when every view is on disk (the distinct conversations `mirage label` sends, as readiness counts them)
+        n_calls, to_send = (calls, calls) if owed is None else (owed[1], owed[0])
+        stored = n_calls - to_send
+        per_call_in = (len(VIOLENCE_INSTRUCTIONS) / gen.chars_per_token) + (out_chars / gen.chars_per_token / calls if calls else 0)
+        tokens_in, tokens_out = round(to_send * per_call_in), to_send * params.label.judge_max_tokens
+        row_status = None if whole_slice else status(send_blockers(name, spec, today, environ), to_send)
+        sends = row_status not in (RETIRED, UNPINNED)
+        tok_s, source = throughput(spec, None)
+        out.append({"model": name, "condition": "judge", "status": row_status, "request_rows": None, "requests": None,
+                    "samples": samples, "calls": n_calls, "stored": stored, "to_send": to_send, "tokens_in": tokens_in,
+                    "tokens_out": tokens_out, **(_costs(spec, tokens_in, tokens_out, tok_s) if sends else dict.fromkeys(COST_KEYS)),
+                    "throughput": tok_s, "source": source})
+    return out
 
 
 def _sum(values: Any) -> float | None:

@@ -71,6 +71,7 @@ class Need:
     store_empty: bool
     blockers: dict[str, str] = field(default_factory=dict)
     key_env: str | None = None  # the variable to set, when a missing key is a blocker
+    unit: str = "samples"  # what is owed: generation samples, or an LLM judge's calls
 
     @property
     def missing(self) -> int | None:
@@ -88,10 +89,10 @@ class Need:
     def describe(self, slice_name: str) -> str:
         """One line: the model, what it lacks (of how many), and why it cannot send it."""
         if self.by_condition is None:
-            owed = "its store holds no completions, so every sample of the slice would be sent"
+            owed = f"its store holds no {'completions' if self.unit == 'samples' else 'replies'}, so every one of the slice's {self.unit} would be sent"
         else:
             parts = ", ".join(f"{c} {m}/{t}" for c, (m, t) in self.by_condition.items() if m)
-            owed = f"{self.missing} of {self.total} samples missing from its store ({parts})"
+            owed = f"{self.missing} of {self.total} {self.unit} missing from its store ({parts})"
         return f"{self.name} on {slice_name}: {owed}, and it cannot send them: {'; '.join(self.blockers.values())}"
 
 
@@ -165,6 +166,106 @@ def slice_needs(params: Any, names: Iterable[str], slice_name: str, requests_dir
     return out
 
 
+def judge_conversations(params: Any, slice_name: str, data_dir: str = artefacts.DATA) -> list[list[dict]] | None:
+    """The conversations `mirage label` would send the slice's LLM judge for every model's views on disk (None when
+    some view is absent: then they cannot be known before generation)."""
+    from mirage.io import read_jsonl
+    from mirage.label.decisions import load_harnesses
+    from mirage.label.judge import LLMJudge
+    from mirage.label.labeler import REQUIRED, label_rows
+
+    paths = [Path(v) for m in getattr(params.slices, slice_name).models for v in artefacts.views(params.render, m, slice_name)]
+    if not all(p.exists() for p in paths):
+        return None
+    asked: list[list[dict]] = []
+
+    def record(conversations: list[list[dict]]) -> list[str]:
+        asked.extend(conversations)
+        return [""] * len(conversations)
+
+    harnesses = load_harnesses(data_dir)
+    for p in paths:
+        label_rows(list(read_jsonl(p, required=REQUIRED)), harnesses, LLMJudge("count", record), data_dir, source=str(p))
+    return asked
+
+
+def planned_judge_calls(params: Any, slice_name: str, by_cond: Mapping[str, list[dict]], n_models: int,
+                        data_dir: str = artefacts.DATA) -> dict[str, int]:
+    """Condition -> the calls an LLM judge makes labelling `n_models` models' samples of the slice: one per sample of a
+    distinct request, and one more per C3 summary-harness sample (its favourability)."""
+    from mirage.generate.runner import settings_for
+    from mirage.label.decisions import load_harnesses
+
+    sl = getattr(params.slices, slice_name)
+    summaries = {h.id for h in load_harnesses(data_dir).values() if h.kind == "summary"}
+    out = {}
+    for c in CONDITIONS:
+        n = settings_for(params.generate, sl.n_samples, sl.max_tokens, c).n_samples * n_models
+        distinct = {r["request_id"]: r for r in by_cond[c]}.values()
+        out[c] = sum(n * (2 if c == "C3" and r.get("harness") in summaries else 1) for r in distinct)
+    return out
+
+
+def gold_conversations(params: Any, data_dir: str = artefacts.DATA) -> list[list[dict]]:
+    """The conversations `mirage judge eval` sends an LLM judge on the named gold sets (its warm-up included)."""
+    from mirage.judge.gold import read_gold
+    from mirage.label.judge import violence_conversation
+
+    texts = ["Warm-up."] + [it.text for path in artefacts.judge_gold_sets(data_dir)
+                            for it in read_gold(path, data_dir, params.limits)]
+    return [violence_conversation(None, t, False) for t in texts]
+
+
+def judge_owed(params: Any, slice_name: str, name: str, store_dir: str, requests_dir: str | os.PathLike | None = None,
+               data_dir: str = artefacts.DATA) -> tuple[bool, dict[str, tuple[int, int]] | None]:
+    """(store empty, part -> (missing, total) calls) of LLM judge `name` on a slice: `gold sets` (what the judge stage
+    sends measuring it) and `label` (what `mirage label` sends), counted exactly from the views on disk; else, its
+    store being empty, one call per sample of the slice's models when the requests are on disk; else `label` is left
+    out (not countable before generation)."""
+    from mirage.generate.api import ChatSession
+
+    session = ChatSession(name, params.models[name], params.generate.seed, store_dir, artefacts.judge_partition(slice_name))
+
+    def owed(conversations: list[list[dict]]) -> tuple[int, int]:
+        unique = list({json.dumps(c, sort_keys=True): c for c in conversations}.values())
+        return session.owed(unique, max_tokens=params.label.judge_max_tokens), len(unique)
+
+    try:
+        empty = not len(session.store.done)
+        parts = {"gold sets": owed(gold_conversations(params, data_dir))}
+        conversations = judge_conversations(params, slice_name, data_dir)
+        if conversations is not None:
+            parts["label"] = owed(conversations)
+        elif empty and all(p.exists() for p in request_files(requests_dir, CONDITIONS).values()):
+            calls = sum(planned_judge_calls(params, slice_name, rendered_requests(params, slice_name, CONDITIONS, requests_dir),
+                                            len(getattr(params.slices, slice_name).models), data_dir).values())
+            parts["label"] = (calls, calls)
+        elif empty:
+            return empty, None
+        return empty, parts
+    finally:
+        session.close()
+
+
+def judge_needs(params: Any, slice_name: str, store_of: Callable[[str], str] = artefacts.store,
+                requests_dir: str | os.PathLike | None = None, today: dt.date | None = None,
+                environ: Mapping[str, str] | None = None, data_dir: str = artefacts.DATA) -> list[Need]:
+    """What each LLM judge of the slice (slices.SLICE.judge; a jury's registry members) that may not send owes: the
+    calls `mirage label` would make that its store lacks (judge_owed)."""
+    from mirage.label.judges import judge_members
+
+    today = today or dt.date.today()
+    environ = os.environ if environ is None else environ
+    out = []
+    for name in [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]:
+        spec = params.models[name]
+        need = Need(f"judge {name}", None, False, send_blockers(name, spec, today, environ), spec.api_key_env, "judge calls")
+        out.append(need)
+        if need.blockers:
+            need.store_empty, need.by_condition = judge_owed(params, slice_name, name, store_of(name), requests_dir, data_dir)
+    return out
+
+
 def refusal(needs: list[Need], slice_name: str, source: str = "params.yaml") -> str:
     """The message naming every refused model, how many samples it lacks, and the ways out."""
     refused = [n for n in needs if n.refused]
@@ -181,9 +282,12 @@ def refusal(needs: list[Need], slice_name: str, source: str = "params.yaml") -> 
 def check_slice(params: Any, names: Iterable[str], slice_name: str, requests_dir: str | os.PathLike | None = None,
                 store_of: Callable[[str], str] = artefacts.store, conditions: Iterable[str] = CONDITIONS,
                 source: str = "params.yaml", today: dt.date | None = None,
-                environ: Mapping[str, str] | None = None) -> list[Need]:
-    """Raise NotReady naming every model that would have to send and cannot; returns the needs checked."""
+                environ: Mapping[str, str] | None = None, judges: bool = False) -> list[Need]:
+    """Raise NotReady naming every model (with `judges`, also the slice's LLM judge) that would have to send and
+    cannot; returns the needs checked."""
     needs = slice_needs(params, names, slice_name, requests_dir, store_of, conditions, today, environ)
+    if judges:
+        needs += judge_needs(params, slice_name, artefacts.store, requests_dir, today, environ)
     if any(n.refused for n in needs):
         raise NotReady(refusal(needs, slice_name, source))
     return needs

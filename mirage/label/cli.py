@@ -23,10 +23,11 @@ from mirage.protocol import CONDITIONS, SLICE_NAMES
 @click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
               help="Holds harnesses/ (C3 decision definitions) and identities.yaml.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
-@click.option("--judge", type=JUDGE, help="Override label.judge: `parse-v2` (default), `parse-v1`, `lexicon-v1`, a registry model name (LLM judge) "
-                                "or `jury:A,B,C` (majority vote).")
+@click.option("--judge", type=JUDGE, help="Override the slice's judge (slices.SLICE.judge, else label.judge): `parse-v2`, `parse-v1`, "
+                                "`lexicon-v1`, a registry model name (LLM judge) or `jury:A,B,C` (majority vote).")
 @click.option("--judge-store", type=click.Path(file_okay=False),
-              help=f"LLM judge: its store (calls go to the `judge` partition).  [default: {artefacts.store('{judge}')}]")
+              help=f"LLM judge: its store (new replies go to its partition `{artefacts.judge_partition('{slice}')}`, "
+                   f"which a release carries).  [default: {artefacts.store('{judge}')}]")
 @click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSONL.  [default: {artefacts.labels('{model}', '{slice}')}]")
 def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, params_path: str, judge: str | None,
           judge_store: str | None, out: str | None) -> None:
@@ -47,7 +48,8 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
             raise DataError(f"{missing[0]}: generation view not found ({len(missing)} missing); run `mirage generate` first")
         with tqdm(paths, desc=f"read {model}/{slice_name}", unit="file") as bar:
             batches = [(str(path), list(read_jsonl(path, required=REQUIRED))) for path in bar]
-        labels, judge_used = label_rows(params, batches, data_dir, judge, judge_store, params_path)
+        labels, judge_used = label_rows(params, batches, data_dir, judge or params.judge_of(slice_name), judge_store,
+                                        params_path, artefacts.judge_partition(slice_name))
         out_path = Path(out or artefacts.labels(model, slice_name))
         n = write_jsonl(out_path, labels)
     except (ParamsError, DataError, RuntimeError) as exc:

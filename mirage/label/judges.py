@@ -69,13 +69,15 @@ class Jury:
 
 
 def build_judge(name: str | list[str], stack: ExitStack, params_path: str = "params.yaml", window: int = 12,
-                data_dir: str = DATA, max_tokens: int = 64, batch: int = 64, store_dir: str | None = None) -> Judge:
+                data_dir: str = DATA, max_tokens: int = 64, batch: int = 64, store_dir: str | None = None,
+                partition: str | None = None) -> Judge:
     """The judge named `name`. Registry models answer through their completion store (cached, resumable), opened
-    once here and closed by `stack`; `store_dir` overrides the store of a single LLM judge."""
+    once here and closed by `stack`; `store_dir` overrides the store of a single LLM judge, `partition` the store
+    partition new replies go to (default: `judge`)."""
     members = judge_members(name)
     if len(members) > 1:
-        return Jury(judge_name(members), [build_judge(m, stack, params_path, window, data_dir, max_tokens, batch)
-                                          for m in members])
+        return Jury(judge_name(members), [build_judge(m, stack, params_path, window, data_dir, max_tokens, batch,
+                                                      partition=partition) for m in members])
     (single,) = members
     if single == PARSE_V3_VERSION:
         from mirage.label.parse3 import ParseV3Judge
@@ -93,11 +95,11 @@ def build_judge(name: str | list[str], stack: ExitStack, params_path: str = "par
         from mirage.label.lexicon import LexiconJudge
 
         return LexiconJudge(window, data_dir)
-    from mirage.generate.api import open_session
+    from mirage.generate.api import JUDGE_PARTITION, open_session
     from mirage.label.judge import LLMJudge, chat_completer
 
     try:
-        session = open_session(single, params_path, store_dir)
+        session = open_session(single, params_path, store_dir, partition or JUDGE_PARTITION)
     except KeyError as exc:
         raise DataError(f"label.judge: {exc.args[0]} (offline judges: {', '.join(OFFLINE_JUDGES)})") from None
     stack.callback(session.close)

@@ -92,7 +92,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         probe_paths = [Path(x) for x in probe_files]
         probe = data.load_probe(probe_paths)
         judges = [protocol.load_judge(j, Path(judge_eval) if judge_eval else Path(artefacts.judge_eval(j)))
-                  for j in protocol.judges_of(labels, params.label.judge)]
+                  for j in protocol.judges_of(labels, params.judge_of(slice_name))]
         devs = protocol.deviations(params, slice_name, labels, df, judges, prov.deviations, news)
         steps.update()
         rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe, labels)
@@ -111,7 +111,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
                            yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
                            headlines=html.headline(df, models, params.metrics.alpha), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False),
-                           comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections])
+                           comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections],
+                           judge_banner=protocol.offline_judge_banner(slice_name, judges, params.models))
         samples.write(sample_rows, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
                       out_html.name)
         html.write(out_html, page)

@@ -250,7 +250,8 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
            tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str,
            *, headlines: list[tuple[str, list[str]]] = (), judges: list[JudgeInfo] = (), deviations: list[Deviation] = (),
            counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False,
-           comparisons: list[str] = ()) -> str:
+           comparisons: list[str] = (),
+           judge_banner: str | None = None) -> str:
     env = Environment(loader=PackageLoader("mirage.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     figs = []
@@ -265,7 +266,8 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
         headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
         placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS,
-        comparisons=[Markup(c) for c in comparisons])  # sections written (and escaped) by mirage.compare
+        comparisons=[Markup(c) for c in comparisons],  # sections written (and escaped) by mirage.compare
+        judge_banner=judge_banner)
 
 
 def write(path: Path, html: str) -> None:

@@ -45,6 +45,7 @@ class JudgeInfo:
     heldout: dict | None = None
     single: dict | None = None
     several_sets: bool = False  # the file mixes several named sets, so its overall figures are no one set's
+    real_text: dict = field(default_factory=dict)  # `by_source_split` of judge_eval.json: split -> figures on real text
 
     @property
     def evaluated(self) -> bool:
@@ -147,7 +148,39 @@ def load_judge(name: str, path: Path) -> JudgeInfo:
     info.heldout = quality.heldout(ev, str(path))
     info.single = quality.single_sentence(ev, str(path))
     info.several_sets = isinstance(ev.get("by_set"), dict) and len(ev["by_set"]) > 1
+    by_source = ev.get("by_source_split") or {}
+    if not isinstance(by_source, dict):
+        raise DataError(f"{path}: field by_source_split: expected an object of splits (heldout, dev)")
+    for split, block in by_source.items():
+        figures = block.get("overall", block) if isinstance(block, dict) else None
+        if not isinstance(figures, dict):
+            raise DataError(f"{path}: field by_source_split.{split}: expected an object of figures (f1, precision, recall, n)")
+        for key in ("f1", "precision", "recall"):
+            _num(figures.get(key), f"{path}: field by_source_split.{split}.{key}")
+        info.real_text[str(split)] = figures
     return info
+
+
+#: The real-text splits the banner reports, in order, with their words.
+REAL_TEXT_SPLITS = (("heldout", "held-out sources"), ("dev", "dev sources"))
+
+
+def offline_judge_banner(slice_name: str, judges: list[JudgeInfo], registry: Any) -> str | None:
+    """The line the report opens with when a real audit (any slice but the demo) was labelled by an offline judge
+    (one that is not a registry model), with that judge's figures on real text (`by_source_split` of its
+    judge_eval.json: held-out and dev sources), or that they were not measured. None otherwise."""
+    offline = [j for j in judges if j.name not in registry and not j.name.startswith("jury:")]
+    if slice_name == "demo" or not offline:
+        return None
+    parts = []
+    for j in offline:
+        measured = [f"{words} F1 {_f(j.real_text[split].get('f1'))} (n = {_n(j.real_text[split])}, precision "
+                    f"{_f(j.real_text[split].get('precision'))}, recall {_f(j.real_text[split].get('recall'))})"
+                    for split, words in REAL_TEXT_SPLITS if split in j.real_text]
+        parts.append(f"{j.name}: " + ("; ".join(measured) if measured else f"not measured on real text ({j.path})"))
+    return (f"This {slice_name} audit was labelled by an offline judge, not by the paper's LLM judge with a human "
+            f"validation sample. Its figures on real text: {' | '.join(parts)}. Set slices.{slice_name}.judge to an LLM "
+            f"judge (the default) and validate a sample (`mirage validate`) before publishing.")
 
 
 def judges_of(labels: pd.DataFrame, configured: str) -> list[str]:

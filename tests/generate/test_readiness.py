@@ -186,7 +186,10 @@ def test_shipped_slices_estimate_without_keys(tmp_path, requests_dir, monkeypatc
         res = CliRunner().invoke(estimate, ["--slice", slice_name, "--requests-dir", str(requests_dir), "--stores", str(tmp_path),
                                             "--calibration", str(tmp_path / "cal.json"), "--out", str(out)])
         assert res.exit_code == 0, res.output
-        statuses = {r["model"]: r["status"] for r in json.loads(out.read_text())["rows"]}
+        rows = json.loads(out.read_text())["rows"]
+        statuses = {r["model"]: r["status"] for r in rows}
         assert statuses == {"gpt-4o": "needs key", "claude-opus-4": "retired: release only",
                             "gemini-1.5-pro": "retired: release only", "llama-3.3-70b": "sendable", "qwen2.5-72b": "sendable",
-                            "deepseek-v3": "sendable"}
+                            "deepseek-v3": "sendable", "gpt-4.1": "needs key"}  # the last: the LLM judge (slices.SLICE.judge)
+        judge = next(r for r in rows if r["model"] == "gpt-4.1")
+        assert judge["condition"] == "judge" and judge["to_send"] == judge["calls"] > 0 and judge["api_cost_usd"] > 0

@@ -137,10 +137,16 @@ def test_a_stale_registry_is_refused_at_dag_time_before_any_job(root, tmp_path):
     real = subprocess.run(["snakemake", "--cores", "1", "--touch", "lite"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=env)
     out = real.stdout + real.stderr
-    assert real.returncode != 0 and "3 model(s) would have to send requests they cannot send; nothing was started" in out
+    assert real.returncode != 0 and "4 model(s) would have to send requests they cannot send; nothing was started" in out
+    # the LLM judge of lite (slices.lite.judge) is checked like a generating model: its replies would have to be sent
+    assert ("judge gpt-4.1 on lite: its store holds no replies, so every one of the slice's judge calls would be sent, "
+            "and it cannot send them: no API key (set the environment variable OPENAI_API_KEY)") in out
     assert "claude-opus-4 on lite: its store holds no completions" in out and "claude-opus-4-20250514 was retired on 2026-06-15" in out
     assert "gpt-4o on lite" in out and "set OPENAI_API_KEY" in out and "dvc pull --with-deps lite" in out
     assert "llama-3.3-70b on lite" not in out, "open models need no key"
     assert not (tmp_path / "results").exists()
     dry = subprocess.run(["snakemake", "-n", "lite"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
-    assert dry.returncode == 0 and "warning:" in dry.stdout + dry.stderr
+    dry_out = dry.stdout + dry.stderr
+    assert dry.returncode == 0 and "warning:" in dry_out and "judge gpt-4.1 on lite" in dry_out
+    # the dry run shows the judge's model: measured on the gold sets, and a rerun trigger of every label job
+    assert "output: results/judge/gpt-4.1/judge_eval.json" in dry_out and "wildcards: judge=gpt-4.1" in dry_out

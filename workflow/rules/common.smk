@@ -6,6 +6,7 @@ import sys
 from mirage import artefacts
 from mirage.generate.memory import slice_refusals
 from mirage.generate.readiness import NotReady, check_slice
+from mirage.label.judges import judge_members
 from mirage.params import MODEL_SET_ENV, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
@@ -42,6 +43,12 @@ def model_api_slots(wildcards):
     return 1 if model_spec(wildcards.model).provider in API_PROVIDERS else 0
 
 
+def judge_api_slots(wildcards):
+    """A label (or judge_eval) job whose judge has an API member takes one slot of the `api` resource."""
+    judge = PARAMS.judge_of(wildcards.slice) if hasattr(wildcards, "slice") else wildcards.judge
+    return int(any(m in PARAMS.models and model_spec(m).provider in API_PROVIDERS for m in judge_members(judge)))
+
+
 def views_of(condition):
     """The view shards one generation job writes (wildcards model and slice left open)."""
     return [artefacts.view("{model}", "{slice}", condition, s) for s in artefacts.view_shards(PARAMS.render, condition)]
@@ -63,16 +70,17 @@ def probe_models(slice_name):
 
 
 def ready_models(slice_name):
-    """The slice's models, checked at DAG time (mirage.generate.readiness): a model that would have to send
-    requests it cannot send (retired, unpinned, no key), or an open model its GPUs cannot hold (GPU memory plan,
-    mirage.generate.memory), is refused before any job starts, naming what it lacks;
-    one whose store already holds every sample runs without a key. Before the requests are rendered only models
-    with an empty store can be refused here; the generation jobs check again before any call. A dry run warns."""
+    """The slice's models and its LLM judge, checked at DAG time (mirage.generate.readiness): a model that would
+    have to send requests it cannot send (retired, unpinned, no key), or an open model its GPUs cannot hold (GPU
+    memory plan, mirage.generate.memory), is refused before any job starts, naming what it lacks; one whose store
+    already holds every sample (the judge: every reply) runs without a key. Before the requests are rendered only
+    models with an empty store can be refused here; the generation and label jobs check again before any call. A
+    dry run warns."""
     names = slice_models(slice_name)
     problems = [f"params.yaml: the GPU memory plan refuses {r}; nothing was started"
                 for r in slice_refusals(PARAMS, names, slice_name)]  # `mirage estimate` prints the whole plan
     try:
-        check_slice(PARAMS, names, slice_name)
+        check_slice(PARAMS, names, slice_name, judges=True)
     except NotReady as exc:
         problems.insert(0, str(exc))
     if problems and not workflow.dryrun:
@@ -93,8 +101,9 @@ def slice_targets(slice_name):
 
 
 def judge_evaluation(wildcards):
-    """The evaluation of the configured judge on the named gold sets (one judge; a jury's members are evaluated one by one)."""
-    judge = PARAMS.label.judge
+    """The evaluation of the slice's judge (slices.SLICE.judge, else label.judge) on the named gold sets, made on every
+    run (one judge; a jury's members are evaluated one by one)."""
+    judge = PARAMS.judge_of(wildcards.slice) if hasattr(wildcards, "slice") else PARAMS.label.judge
     return [artefacts.judge_eval(judge)] if isinstance(judge, str) and ":" not in judge else []
 
 

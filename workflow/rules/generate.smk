@@ -50,6 +50,8 @@ rule estimate:
     params:
         models=lambda wc: [model_spec(m).model_dump(mode="json") for m in slice_models(wc.slice)],
         slice=lambda wc: getattr(PARAMS.slices, wc.slice).model_dump(mode="json"),
+        judge=lambda wc: [model_spec(m).model_dump(mode="json") for m in judge_members(PARAMS.judge_of(wc.slice))
+                          if m in PARAMS.models],
         requests_dir=lambda wildcards, input: os.path.dirname(input.requests[0]),
         calibration=artefacts.calibration(),
     log:

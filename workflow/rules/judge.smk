@@ -13,6 +13,8 @@ rule judge_eval:
         data_dir=lambda wildcards, input: os.path.dirname(input.identities),
     log:
         artefacts.log("judge", "{judge}"),
+    resources:
+        api=judge_api_slots,
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:

@@ -9,10 +9,13 @@ rule label:
         labels=artefacts.labels("{model}", "{slice}"),
     params:
         label=PARAMS.label.model_dump(mode="json"),
+        judge=lambda wildcards: PARAMS.judge_of(wildcards.slice),
         views=lambda wildcards, input: repeat("--view", input.views),
         data_dir=lambda wildcards, input: os.path.dirname(input.identities),
     log:
         artefacts.log("label", "{model}", "{slice}"),
+    resources:
+        api=judge_api_slots,
     conda:
         "../../envs/mirage-cpu.yaml"
     shell:
