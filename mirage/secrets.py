@@ -92,7 +92,7 @@ def public_url(url: str) -> str:
 def public(obj: Any) -> Any:
     """A copy of a JSON-like value fit to leave the process: every string redacted and every URL in it made public."""
     if isinstance(obj, str):
-        return _URL.sub(lambda m: public_url(m.group(0)), redact(obj) or obj)
+        return redact(_URL.sub(lambda m: public_url(m.group(0)), obj))
     if isinstance(obj, dict):
         return {public(k): public(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

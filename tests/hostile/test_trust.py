@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
 import tests.hostile.test_hostile as th
-from tests.hostile.conftest import MODEL, World
+from mirage import secrets
+from mirage.untrusted import printable
+from tests.hostile.conftest import MODEL, ROOT, World
 
 ESC = "\x1b[1A\x1b[2K\rvalid: forged"
 KEY = "sk-proj-Zq8xW3vN5tR7yU1iO9pA2sD4fG6hJ0kL"
@@ -140,3 +148,140 @@ def test_board_and_key_attacks_are_one_clear_refusal(case: th.Case, world: World
     for name, argv in EXTRA_COMMANDS.items():
         monkeypatch.setitem(th.COMMANDS, name, argv)
     th.test_hostile_input_is_one_clear_error(case, world, forkserver, tmp_path)
+
+
+# --- what must be accepted, and what it may write ------------------------------------------------------------------
+
+
+def _mirage(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The real console entry point in a process of its own."""
+    return subprocess.run([sys.executable, "-m", "mirage", *args], cwd=cwd, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def test_failures_on_the_focal_identity_are_counted_and_flagged_on_the_board(world: World, tmp_path):
+    """A run whose focal C1 samples failed (the issue's bundle marked three violent focal completions as timeouts) is
+    a valid bundle, but the board shows its holes per identity and flags C1 as unbalanced; the balanced C2 is not."""
+    views = tmp_path / "views"
+    shutil.copytree(world.views, views)
+    path = views / "C1" / "none-none.jsonl"
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        if r["focal"]:
+            r.update(text="", answer="", reasoning=None, error="timeout: no answer within 120 s", finish_reason="error")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    bundle, board = tmp_path / "b.tar.gz", tmp_path / "board"
+    common = ["--params", str(world.params), "--requests-dir", str(world.requests)]
+    r = _mirage("leaderboard", "submit", "--model", MODEL, "--split", "test", "--views", str(views), "--out", str(bundle),
+                *common)
+    assert r.returncode == 0, r.stderr
+    r = _mirage("leaderboard", "verify", str(bundle), "--board", str(board), *common)
+    assert r.returncode == 0, r.stderr
+    entry = json.loads((board / "entries" / f"{MODEL}--test.json").read_text(encoding="utf-8"))
+    focal = sum(1 for x in rows if x["focal"])
+    counts = {(c["condition"], c["identity"]): c for c in entry["verified"]["integrity"]["counts"]}
+    assert counts[("C1", "muslim")]["errors"] == focal and counts[("C1", "christian")]["errors"] == 0
+    flags = {f["condition"]: f for f in entry["verified"]["integrity"]["flags"]}
+    assert flags["C1"]["flagged"] and flags["C1"]["holes_focal"] == focal and flags["C1"]["dV_high"] > flags["C1"]["dV_low"]
+    assert not flags["C2"]["flagged"] and flags["C2"]["holes_focal"] == 0
+    assert entry["verified"]["judge_scores"] == "unverified"  # this board has no evaluation of the judge
+    r = _mirage("leaderboard", "build", "--board", str(board))
+    assert r.returncode == 0, r.stderr
+    page = (board / "index.html").read_text(encoding="utf-8")
+    n = sum(c["n"] for c in counts.values())
+    assert f">{focal:,} of {n:,}<span class=\"badge mismatch\"" in page and ">unbalanced C1</span>" in page
+    assert "unbalanced C2" not in page
+    detail = (board / "entries" / f"{MODEL}--test.html").read_text(encoding="utf-8")
+    assert f"<tr><td>C1</td><td>muslim (focal)</td><td>{counts[('C1', 'muslim')]['n']}</td><td>{focal}</td>" in detail
+
+
+class _EchoServer(ThreadingHTTPServer):
+    """An OpenAI-compatible server that records every path it is sent and echoes it in the completion: a hostile
+    server repeating the key of a URL's query string."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # noqa: ANN002 - quiet
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.paths.append(self.path)
+                data = {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": f"The baker smiled. You called {self.path}"}}],
+                        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}}
+                raw = json.dumps(data).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def test_a_key_in_the_base_url_query_is_sent_after_the_path_and_never_written(tmp_path):
+    """`mirage audit` against a server behind `?api-version=...&key=...` (Azure- and Gemini-style): every request goes
+    to /v1/chat/completions with the query after the path, and no byte of the key reaches a file the run wrote (store,
+    views, labels, report with its Params section, the audit's params record), though the server echoes it."""
+    from mirage.io import write_jsonl
+    from tests.generate.conftest import request_rows
+
+    secret = "Zq8xW3vN5tR7yU1iO9pA2sD4fG6hJ0kL"
+    req = tmp_path / "requests"
+    for cond in ("C1", "C2", "C3"):
+        rows = request_rows(5, cond)
+        for r in rows:
+            r["harness"] = "H1" if cond == "C3" else None
+        write_jsonl(req / f"{cond}.jsonl", rows)
+    params = tmp_path / "params.yaml"
+    params.write_text("slices:\n  demo:\n    models: []\n    n_samples: 1\nmetrics:\n  n_boot: 100\n  n_perm: 100\n")
+    (tmp_path / "data").symlink_to(ROOT / "data")
+    srv = _EchoServer()
+    try:
+        query = f"api-version=2024-10-21&key={secret}"
+        r = _mirage("audit", "--model", "openai:echo", "--base-url", f"http://127.0.0.1:{srv.server_port}/v1?{query}",
+                    "--slice", "demo", "--limit", "2", "--requests-dir", str(req), "--store", str(tmp_path / "store"),
+                    "--out-dir", str(tmp_path / "audit"), "--params", str(params), cwd=tmp_path)
+    finally:
+        srv.shutdown()
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert srv.paths and set(srv.paths) == {f"/v1/chat/completions?{query}"}
+    assert secret not in r.stdout + r.stderr
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent != req and p != params]
+    assert any(p.name == "index.html" for p in written) and (tmp_path / "audit" / "params.yaml") in written
+    for p in written:
+        data = p.read_bytes()
+        for form in (secret, secret[:12], secret[-12:]):
+            assert form.encode() not in data, f"{p}: holds key bytes"
+    record = (tmp_path / "audit" / "params.yaml").read_text(encoding="utf-8")
+    assert "?api-version=2024-10-21&key=[REDACTED]" in record
+    assert "[REDACTED:models.audit-openai-echo-" in (tmp_path / "audit" / "labels.jsonl").read_text(encoding="utf-8") or \
+        any("[REDACTED:" in p.read_text(encoding="utf-8", errors="replace") for p in (tmp_path / "store").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize(("url", "public"), [
+    ("https://h/v1?api-version=2024-10-21", "https://h/v1?api-version=2024-10-21"),
+    ("https://h/v1?key=abc&api-version=1", "https://h/v1?key=[REDACTED]&api-version=1"),
+    ("https://me:pw@h:8/v1", "https://h:8/v1"),
+    ("https://tok@h/v1?x", "https://h/v1?x"),
+    ("http://h/v1", "http://h/v1"),
+])
+def test_public_url_keeps_the_endpoint_and_drops_every_secret_part(url, public):
+    assert secrets.public_url(url) == public
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("plain", "plain"),
+    ("a\x1b[2Kb\rc", "a?[2Kb?c"),
+    ("bidi \u202eevil\u202c", "bidi ?evil?"),
+    ("line\nbreak\ttab", "line break tab"),
+    ("c1 \x9b31m", "c1 ?31m"),
+])
+def test_printable_removes_what_could_rewrite_a_line(text, shown):
+    assert printable(text) == shown
