@@ -118,7 +118,7 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
     run(report, ["--slice", slice_name, "--metrics", str(out / "metrics" / "metrics.csv"), "--labels", str(out / "labels.jsonl"),
                  *(a for v in views for a in ("--view", str(v))), "--estimate", str(out / "estimate.json"),
                  "--figures-dir", str(out / "figures"), "--tables-dir", str(out / "tables"), "--out", str(out / "report" / "index.html"),
-                 *common])
+                 "--requests-dir", str(req), *common])  # the sample browser shows each sample's prompt from these
     click.echo(f"report: {out / 'report' / 'index.html'}")
 
 

@@ -225,6 +225,16 @@ class _EchoServer(ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, daemon=True).start()
 
 
+def _decoded(path: Path) -> bytes:
+    """A file's bytes, followed by the gzip+base64 payloads in it (the sample browser's data files) decoded."""
+    import base64
+    import gzip
+    import re
+
+    data = path.read_bytes()
+    return data + b"".join(gzip.decompress(base64.b64decode(m)) for m in re.findall(rb'"(H4sI[A-Za-z0-9+/=]+)"', data))
+
+
 def test_a_key_in_the_base_url_query_is_sent_after_the_path_and_never_written(tmp_path):
     """`mirage audit` against a server behind `?api-version=...&key=...` (Azure- and Gemini-style): every request goes
     to /v1/chat/completions with the query after the path, and no byte of the key reaches a file the run wrote (store,
@@ -256,13 +266,14 @@ def test_a_key_in_the_base_url_query_is_sent_after_the_path_and_never_written(tm
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.parent != req and p != params]
     assert any(p.name == "index.html" for p in written) and (tmp_path / "audit" / "params.yaml") in written
     for p in written:
-        data = p.read_bytes()
+        data = _decoded(p)
         for form in (secret, secret[:12], secret[-12:]):
             assert form.encode() not in data, f"{p}: holds key bytes"
+    browser = b"".join(_decoded(p) for p in (tmp_path / "audit" / "report" / "samples").glob("*.js")).decode()
+    assert "[user] Prompt 0: the muslim neighbour opened the bakery and" in browser, "the browser shows the prompts"
+    assert "You called /v1/chat/completions?api-version=2024-10-21&k[REDACTED:models.audit-openai-echo-" in browser
     record = (tmp_path / "audit" / "params.yaml").read_text(encoding="utf-8")
     assert "?api-version=2024-10-21&key=[REDACTED]" in record
-    assert "[REDACTED:models.audit-openai-echo-" in (tmp_path / "audit" / "labels.jsonl").read_text(encoding="utf-8") or \
-        any("[REDACTED:" in p.read_text(encoding="utf-8", errors="replace") for p in (tmp_path / "store").rglob("*.jsonl"))
 
 
 @pytest.mark.parametrize(("url", "public"), [
