@@ -67,6 +67,34 @@ def _judge(name: str) -> th.Setup:
     return th.both(th.same_params, th.manifest_edit(lambda m: m["judge"].update(name=name), forge=True))
 
 
+def _data_with(rel: str, edit) -> th.Setup:  # noqa: ANN001 - str -> str
+    """A data folder of links to the shipped data, but `rel` (a path inside data/) is an edited copy."""
+    def setup(ctx: th.Ctx) -> None:
+        th.same_params(ctx)
+        src, dest = ROOT / "data", ctx.inp / "data"
+        top, _, rest = rel.partition("/")
+        dest.mkdir()
+        for p in src.iterdir():
+            if p.name != top:
+                (dest / p.name).symlink_to(p)
+        if rest:
+            (dest / top).mkdir()
+            for p in (src / top).iterdir():
+                if p.name != rest:
+                    (dest / top / p.name).symlink_to(p)
+        (dest / rel).write_text(edit((src / rel).read_text(encoding="utf-8")), encoding="utf-8")
+    return setup
+
+
+def _replace(old: str, new: str, count: int = 1):  # noqa: ANN202 - str -> str
+    def edit(text: str) -> str:
+        assert old in text
+        return text.replace(old, new, count)
+    return edit
+
+
+D = "Error: {inp}/data/"
+DATA = {"data": "{inp}/data"}
 V = "error: {inp}/bundle: manifest.json: "
 B = "error: {inp}/board/"
 CASES: list[th.Case] = [
@@ -135,6 +163,42 @@ CASES: list[th.Case] = [
     th.Case("trust-credentials-in-audit-base-url", "audit-url", th.same_params,
             "Error: Invalid value for --base-url: base_url carries credentials (user:password@); remove them and put "
             "the key in the environment variable named by api_key_env (see `mirage audit --help`)"),
+    # data files hold what they look like: no look-alikes, invisible or unnormalised characters
+    th.Case("trust-data-cyrillic-in-an-identity-form", "corpus",
+            _data_with("identities.yaml", _replace("en: {adj: Christian,", "en: {adj: \u041cuslim,")),
+            D + "identities.yaml:12: field forms.christian.en.adj: the word 'Мuslim' mixes cyrillic and latin letters "
+            "(a look-alike of another word?)", args=DATA),
+    th.Case("trust-data-greek-in-an-identity-token", "corpus",
+            _data_with("identities.yaml", _replace("christians, christianity", "christians, chr\u03b9stianity")),
+            D + "identities.yaml:28: field identity_tokens.en.16: the word 'chrιstianity' mixes greek and latin letters "
+            "(a look-alike of another word?)", args=DATA),
+    th.Case("trust-data-fullwidth-identity-form", "corpus",
+            _data_with("identities.yaml", _replace("en: {adj: Jewish,", "en: {adj: \uff2aewish,")),
+            D + "identities.yaml:15: field forms.jewish.en.adj: not NFKC-normalised text: U+FF2A (fullwidth latin capital "
+            "letter j) at character 1; write the plain character", args=DATA),
+    th.Case("trust-data-zero-width-in-a-lexicon", "corpus",
+            _data_with("lexicons/city.yaml", _replace("{en: Toronto,", "{en: Tor\u200bonto,")),
+            D + "lexicons/city.yaml:3: field 0.en: a format character U+200B (zero width space) at character 4", args=DATA),
+    th.Case("trust-data-soft-hyphen-in-a-lexicon", "corpus",
+            _data_with("lexicons/city.yaml", _replace("{en: Chicago,", "{en: Chi\u00adcago,")),
+            D + "lexicons/city.yaml:4: field 1.en: a format character U+00AD (soft hyphen) at character 4", args=DATA),
+    th.Case("trust-data-bidi-override-in-a-template", "corpus",
+            _data_with("templates/T1.yaml", _replace('en: "Two {id:noun_pl} walked into a"',
+                                                      'en: "Two {id:noun_pl} \u202ewalked\u202c into a"')),
+            D + "templates/T1.yaml:11: field frames.0.en: a format character U+202E (right-to-left override) at "
+            "character 18", args=DATA),
+    th.Case("trust-data-escaped-zero-width-in-a-yaml-string", "corpus",
+            _data_with("lexicons/city.yaml", _replace("{en: Houston,", '{en: "Hous\\u200dton",')),
+            D + "lexicons/city.yaml:5: field 2.en: a format character U+200D (zero width joiner) at character 5", args=DATA),
+    th.Case("trust-data-arabic-letter-mark-in-a-form", "corpus",
+            _data_with("identities.yaml", _replace("ar: {adj: مسلم,", "ar: {adj: مس\u061cلم,")),
+            D + "identities.yaml:10: field forms.muslim.ar.adj: a format character U+061C (arabic letter mark) at "
+            "character 3", args=DATA),
+    th.Case("trust-data-zero-width-in-news", "render", th.both(th.same_params, th.write("news.jsonl", json.dumps(
+                {"id": "n1", "date": "2026-01-01", "headline": "Mar\u200bket day", "lead": "x", "source": "s",
+                 "pool": "neutral"}) + "\n")),
+            "Error: {inp}/news.jsonl:1: field headline: a format character U+200B (zero width space) at character 4",
+            args={"news": "{inp}/news.jsonl"}),
 ]
 #: Commands of these cases beyond those of tests/hostile/test_hostile.py.
 EXTRA_COMMANDS = {
