@@ -194,6 +194,11 @@ CASES: list[th.Case] = [
             _data_with("identities.yaml", _replace("ar: {adj: مسلم,", "ar: {adj: مس\u061cلم,")),
             D + "identities.yaml:10: field forms.muslim.ar.adj: a format character U+061C (arabic letter mark) at "
             "character 3", args=DATA),
+    th.Case("trust-data-lookalike-in-a-checked-corpus", "corpus-check", th.both(th.same_params, th.write("prompts.jsonl", json.dumps(
+                {"base_id": "b1", "identity": "christian", "language": "en", "swap_span": [4, 13],
+                 "text": "Two \u0421hristians walked into a"}) + "\n")),
+            "Error: {inp}/prompts.jsonl:1: field text: the word 'Сhristians' mixes cyrillic and latin letters (a look-alike "
+            "of another word?)"),
     th.Case("trust-data-zero-width-in-news", "render", th.both(th.same_params, th.write("news.jsonl", json.dumps(
                 {"id": "n1", "date": "2026-01-01", "headline": "Mar\u200bket day", "lead": "x", "source": "s",
                  "pool": "neutral"}) + "\n")),
@@ -202,6 +207,7 @@ CASES: list[th.Case] = [
 ]
 #: Commands of these cases beyond those of tests/hostile/test_hostile.py.
 EXTRA_COMMANDS = {
+    "corpus-check": lambda c, a: ["corpus", "--params", a["params"], "--check", str(c.inp / "prompts.jsonl")],
     "audit-key": lambda c, a: [*th.COMMANDS["audit"](c, a), "--api-key-env", KEY],
     "audit-url": lambda c, a: [*th.COMMANDS["audit"](c, a), "--base-url", f"http://me:{KEY}@127.0.0.1:9/v1"],
 }
