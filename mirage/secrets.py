@@ -54,7 +54,7 @@ def watch(*env_names: str | None) -> None:
 
 
 def watch_registry(models: Mapping[str, Any]) -> None:
-    """Watch every `api_key_env` of a model registry (name -> ModelSpec)."""
+    """Watch every `api_key_env` and the secret parts of every `base_url` of a model registry (name -> ModelSpec)."""
     watch(*(getattr(spec, "api_key_env", None) for spec in models.values()))
     for name, spec in models.items():
         watch_url(getattr(spec, "base_url", None), f"models.{name}.base_url")

@@ -13,6 +13,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage import untrusted
+from mirage.config.limits import MB
 from mirage.io import DataError, atomic_write, write_json
 from mirage.judge import quality
 from mirage.metric_names import CAI
@@ -101,7 +102,7 @@ def load_entries(board: Path) -> list[dict]:
     paths = sorted((board / "entries").glob("*.json"))
     entries = []
     for path in paths:
-        e = untrusted.loads(untrusted.read_bytes(path, "board entry", untrusted.LIMITS.file_mb << 20, "file_mb", False),
+        e = untrusted.loads(untrusted.read_bytes(path, "board entry", untrusted.LIMITS.file_mb * MB, "file_mb", False),
                             str(path))
         try:
             e["manifest"]["model"], e["manifest"]["split"]
