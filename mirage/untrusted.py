@@ -129,7 +129,7 @@ def lines(fh: IO[bytes], where: str, max_line: int, key: str | None = "line_kb")
         yield lineno, raw
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
 
 
 def printable(text: str, newlines: bool = False) -> str:
