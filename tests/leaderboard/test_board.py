@@ -100,6 +100,8 @@ def test_heldout_judge_f1_per_entry(board, tmp_path):
     assert "Not measured: the bundle carries no held-out realistic evaluation" in other
     beta = (tmp_path / "board" / "entries" / "model-beta--demo.html").read_text(encoding="utf-8")
     assert "<strong>Unverified:</strong> this board has no evaluation of" in beta
+    assert "judge on heldout.jsonl</dt><dd><strong>unverified</strong> · n = " in beta
+    assert "judge on heldout.jsonl</dt><dd>n = " in page
     board_json = json.loads((tmp_path / "board" / "leaderboard.json").read_text(encoding="utf-8"))
     assert board_json["rows"][1]["judge"]["heldout"]["overall"] == o
 
