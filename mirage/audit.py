@@ -10,12 +10,13 @@ the path of its report. `--limit N` keeps the first N distinct requests per cond
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import click
 import yaml
 
-from mirage import artefacts
+from mirage import artefacts, secrets
 from mirage.hashing import content_hash
 from mirage.io import DataError, atomic_write
 from mirage.params import ParamsError, load_params, load_params_raw, validate_params
@@ -25,14 +26,21 @@ from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
                    gguf_file: str | None):
     """(registry name, ModelSpec) for `PROVIDER:MODEL_ID`."""
+    from pydantic import ValidationError
+
     from mirage.config.generate import ModelSpec
 
     provider, sep, model_id = model.partition(":")
     if not sep or provider not in PROVIDERS or not model_id:
         raise click.BadParameter(f"expected PROVIDER:MODEL_ID with PROVIDER one of {', '.join(PROVIDERS)}, got {model!r}",
                                  param_hint="--model")
-    spec = ModelSpec(provider=provider, model_id=model_id, revision=revision or model_id, base_url=base_url,
-                     api_key_env=api_key_env, mode=mode, gguf_file=gguf_file)
+    try:
+        spec = ModelSpec(provider=provider, model_id=model_id, revision=revision or model_id, base_url=base_url,
+                         api_key_env=api_key_env, mode=mode, gguf_file=gguf_file)
+    except ValidationError as exc:  # the value given is not echoed: it may be a key
+        err = exc.errors()[0]
+        raise click.BadParameter(err["msg"].removeprefix("Value error, "),
+                                 param_hint=f"--{str(err['loc'][0]).replace('_', '-')}" if err["loc"] else None) from None
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id).strip("-")[-40:]
     return f"audit-{provider}-{slug}-{content_hash([spec.output_settings(), base_url], 8)}", spec
 
@@ -70,12 +78,15 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
         raw.setdefault("slices", {}).setdefault(slice_name, {})["models"] = [name]
         validate_params(raw, params_path)  # before anything is written
         out = Path(out_dir or artefacts.audit_dir(name, slice_name))
-        params = out / "params.yaml"
+        with atomic_write(out / "params.yaml") as fh:  # the record: keys in the endpoint's URL redacted
+            yaml.safe_dump(secrets.public(raw), fh, sort_keys=False, allow_unicode=True)
+        private = Path(ctx.with_resource(tempfile.TemporaryDirectory(prefix="mirage-audit-")))
+        params = private / "params.yaml"  # what the stages read, with the endpoint as given; removed at the end
         with atomic_write(params) as fh:
             yaml.safe_dump(raw, fh, sort_keys=False, allow_unicode=True)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"auditing {spec.provider}:{spec.model_id} as `{name}` ({params})", err=True)
+    click.echo(f"auditing {spec.provider}:{spec.model_id} as `{name}` ({out / 'params.yaml'})", err=True)
     req = Path(requests_dir)
     if not all((req / Path(artefacts.requests(c)).name).exists() for c in CONDITIONS):
         from mirage.corpus.cli import corpus
@@ -107,7 +118,7 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
     run(report, ["--slice", slice_name, "--metrics", str(out / "metrics" / "metrics.csv"), "--labels", str(out / "labels.jsonl"),
                  *(a for v in views for a in ("--view", str(v))), "--estimate", str(out / "estimate.json"),
                  "--figures-dir", str(out / "figures"), "--tables-dir", str(out / "tables"), "--out", str(out / "report" / "index.html"),
-                 *common])
+                 "--requests-dir", str(req), *common])  # the sample browser shows each sample's prompt from these
     click.echo(f"report: {out / 'report' / 'index.html'}")
 
 

@@ -34,16 +34,31 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def clean(message: str) -> str:
+    """The one exit point of error messages: keys redacted (mirage.secrets.public) and control characters of
+    untrusted text replaced (mirage.untrusted.printable)."""
+    from mirage.secrets import public
+    from mirage.untrusted import printable
+
+    return printable(public(message), newlines=True)
+
+
 class BadInput(click.ClickException):
     """A bad params or data file: one line naming file, line and field; exit 2 (like a usage error)."""
 
     exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(clean(message))
 
 
 class EnvironmentFailure(click.ClickException):
     """The machine, not the input, failed (disk full, out of memory, no permission): one line, exit 1."""
 
     exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(clean(message))
 
 
 def environment_message(exc: BaseException) -> str:
@@ -85,6 +100,7 @@ class LazyGroup(click.Group):
         except click.ClickException as exc:
             if isinstance(exc.__context__, bad) and not isinstance(exc, click.UsageError):
                 raise BadInput(exc.format_message()) from None
+            exc.message = clean(exc.message)
             raise
         except bad as exc:
             raise BadInput(_one_line(exc)) from None
@@ -170,10 +186,10 @@ def main() -> None:
     try:
         cli(standalone_mode=True, prog_name="mirage")
     except _bad_input_types() as exc:
-        click.echo(f"Error: {_one_line(exc)}", err=True)
+        click.echo(f"Error: {clean(_one_line(exc))}", err=True)
         sys.exit(2)
     except (OSError, MemoryError) as exc:
-        click.echo(f"Error: {environment_message(exc)}", err=True)
+        click.echo(f"Error: {clean(environment_message(exc))}", err=True)
         sys.exit(1)
 
 

@@ -57,14 +57,17 @@ def read_text(path: str | os.PathLike, what: str = "file") -> str:
 
 
 def load_yaml(path: str | os.PathLike, what: str = "YAML file") -> Any:
-    """Parse a UTF-8 YAML file within the bounds of `mirage.untrusted` (size, aliases, depth, duplicate keys);
-    empty, comment-only, non-UTF-8 or malformed files raise DataError with the line."""
+    """Parse a UTF-8 YAML data file within the bounds of `mirage.untrusted` (size, aliases, depth, duplicate keys);
+    empty, comment-only, non-UTF-8 or malformed files raise DataError with the line, and so does text that is not
+    what it looks like (format characters, unnormalised text, mixed-script words: `mirage.textcheck`)."""
     from mirage import untrusted
+    from mirage.textcheck import check_yaml
 
     text = untrusted.read_text(path, what)
     doc = untrusted.load_yaml(text, str(path))
     if doc is None:
         raise DataError(f"{path}: {what} has no content (only comments or blank lines)")
+    check_yaml(text, str(path))
     return doc
 
 

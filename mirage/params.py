@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mirage import secrets
 from mirage.config.compare import CompareParams
 from mirage.config.corpus import CorpusParams
 from mirage.config.generate import GenerateParams, ModelSpec, default_models
@@ -108,6 +109,10 @@ class ParamsError(ValueError):
     """params.yaml failed validation; the message lists every bad key."""
 
 
+#: Fields whose given value is never echoed in an error (a key pasted there must not reach a terminal or a log).
+SECRET_FIELDS: frozenset[str] = frozenset({"api_key_env", "base_url"})
+
+
 def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     """Field names allowed at the parent of `loc` (for 'unknown key' errors)."""
     for part in loc[:-1]:
@@ -136,7 +141,9 @@ def format_validation_error(exc: ValidationError, source: str) -> str:
             msg = "unknown key" + (f"; allowed keys here: {', '.join(allowed)}" if allowed else "")
         given = err.get("input")
         quiet = err["type"] in ("extra_forbidden", "missing") or not err["loc"] or isinstance(given, dict)
-        shown = "" if quiet else f" (got {_shown(given)})"
+        if err["loc"] and err["loc"][-1] in SECRET_FIELDS:  # what was given there may be a key: never echoed
+            quiet = True
+        shown = "" if quiet else f" (got {_shown(secrets.public(given))})"
         parts.append(f"{key}: {msg}{shown}")
     head = f"{source}: " if len(parts) == 1 else f"{source}: {len(parts)} invalid values: "
     return head + "; ".join(parts)
@@ -148,9 +155,11 @@ def validate_params(raw: dict[str, Any] | None, source: str = DEFAULT_PATH) -> P
         raise ParamsError(f"{source}: no sections (empty file?); write the run configuration there, or run "
                           f"`mirage --defaults ...` (or set {DEFAULTS_ENV}=1) to use the built-in defaults")
     try:
-        return Params.model_validate(raw or {})
+        params = Params.model_validate(raw or {})
     except ValidationError as exc:
         raise ParamsError(format_validation_error(exc, source)) from None
+    secrets.watch_registry(params.models)  # keys in base_url query strings are redacted wherever they reappear
+    return params
 
 
 def load_params(path: str | os.PathLike = DEFAULT_PATH, model_set: str | None = None) -> Params:

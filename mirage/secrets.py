@@ -13,6 +13,12 @@ these forms, widened by up to WIDEN_CHARS token characters (letters, digits, `+/
 edge characters of a base64 form carry key bits too), is replaced by `[REDACTED:<VARIABLE>]`: a partial echo (a cut error body, a masked key that shows too
 much) is caught too. Shorter fragments carry too little of a key to matter (APIs themselves echo the last 4).
 Redaction runs on whole texts before anything is cut.
+
+Secrets also travel inside URLs: a password (or a lone user name) in a URL's user part and the values of its query
+string (Gemini's `?key=`) are secrets too, except parameters known to be public (`api-version`). `watch_url`
+registers them (every registry `base_url` is registered when params are validated), so `redact` removes them
+wherever they reappear; `public` is the one redaction point for what leaves the process as structured data (params
+snapshots, reports): every string redacted and every URL with its user part and secret query values replaced.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
 from mirage.io import DataError
 
@@ -34,6 +40,10 @@ MIN_SECRET_CHARS = 8
 FRAGMENT_CHARS = 12
 WIDEN_CHARS = 3
 _watched: set[str] = set(DEFAULT_KEY_ENVS)
+_values: dict[str, str] = {}  # literal secrets (a URL's password or query values) -> where they were found
+#: Query parameters that are never secrets (kept, and shown, as they are).
+PUBLIC_QUERY: frozenset[str] = frozenset({"api-version", "api_version", "version", "alt", "format"})
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # keeps string lengths
 
@@ -44,8 +54,67 @@ def watch(*env_names: str | None) -> None:
 
 
 def watch_registry(models: Mapping[str, Any]) -> None:
-    """Watch every `api_key_env` of a model registry (name -> ModelSpec)."""
+    """Watch every `api_key_env` and the secret parts of every `base_url` of a model registry (name -> ModelSpec)."""
     watch(*(getattr(spec, "api_key_env", None) for spec in models.values()))
+    for name, spec in models.items():
+        watch_url(getattr(spec, "base_url", None), f"models.{name}.base_url")
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of a URL: its user part (user and password) and the values of its non-public query
+    parameters."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [p for p in parts.netloc.rpartition("@")[0].split(":") if p] if "@" in parts.netloc else []
+    return found + [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() not in PUBLIC_QUERY and v]
+
+
+def watch_url(url: str | None, where: str) -> None:
+    """Treat the secret parts of `url` (see `url_secrets`) as secrets from now on; `where` names them in redactions."""
+    for value in url_secrets(url or ""):
+        _values.setdefault(value, where)
+
+
+def public_url(url: str) -> str:
+    """`url` without its user part and with the values of its non-public query parameters replaced."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "[REDACTED:URL]"
+    netloc = parts.netloc.rpartition("@")[2]
+    query = "&".join(f"{k}={v if k.lower() in PUBLIC_QUERY else '[REDACTED]'}" if sep else k
+                     for k, sep, v in (item.partition("=") for item in parts.query.split("&") if item))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def public(obj: Any) -> Any:
+    """A copy of a JSON-like value fit to leave the process: every string redacted and every URL in it made public."""
+    if isinstance(obj, str):
+        return redact(_URL.sub(lambda m: public_url(m.group(0)), obj))
+    if isinstance(obj, dict):
+        return {public(k): public(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(public(v) for v in obj)
+    return obj
+
+
+#: How API keys of the common providers begin (OpenAI, Anthropic, Google, xAI, Groq, Hugging Face, GitHub, AWS, ...).
+_KEY_PREFIX = re.compile(r"^(?:sk|rk|pk)[-_]|^AIza|^xai-|^gsk_|^hf_|^gh[pousr]_|^github_pat_|^AKIA|^r8_|^pplx-")
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether a value given where a variable *name* was expected looks like a key itself: a known key prefix, more
+    than 40 characters, or 20 or more mixing upper case, lower case and digits (names are upper case by custom)."""
+    if _KEY_PREFIX.match(value) or len(value) > 40:
+        return True
+    return len(value) >= 20 and all(any(f(c) for c in value) for f in (str.isupper, str.islower, str.isdigit))
+
+
+def watch_value(value: str, where: str) -> None:
+    """Treat a literal value (e.g. a key pasted where a variable name was expected) as a secret from now on."""
+    _values.setdefault(value, where)
 
 
 def check_key(env_name: str | None) -> None:
@@ -62,6 +131,7 @@ def check_key(env_name: str | None) -> None:
 def secrets() -> list[tuple[str, str]]:
     """(variable, value) of every watched variable that is set, longest value first."""
     found = [(n, os.environ[n]) for n in sorted(_watched) if len(os.environ.get(n, "").strip()) >= MIN_SECRET_CHARS]
+    found += [(where, v) for v, where in _values.items() if len(v.strip()) >= MIN_SECRET_CHARS]
     return sorted(found, key=lambda nv: -len(nv[1]))
 
 

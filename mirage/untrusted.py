@@ -129,6 +129,19 @@ def lines(fh: IO[bytes], where: str, max_line: int, key: str | None = "line_kb")
         yield lineno, raw
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]")
+
+
+def printable(text: str, newlines: bool = False) -> str:
+    """`text` fit to echo on a terminal or a page: control characters (terminal escapes, carriage returns, bidi
+    overrides) become `?` and a tab a space, so an untrusted string cannot rewrite the line it is on; a newline
+    becomes a space too unless `newlines` (a message of several lines of our own)."""
+    text = text.replace("\t", " ")
+    if not newlines:
+        return _CONTROL.sub("?", text.replace("\n", " "))
+    return "\n".join(_CONTROL.sub("?", line) for line in text.split("\n"))
+
+
 # --- JSON --------------------------------------------------------------------------------------------
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from mirage import secrets
 from mirage.protocol import CONDITIONS, WEIGHT_PROVIDERS, Condition, Provider
 
 #: New tokens per request: at least 1 (a non-positive budget would store empty texts as successes).
@@ -132,8 +133,21 @@ class ModelSpec(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"https?://[^\s/]+\S*", v):
+        if v is not None and not re.fullmatch(r"https?://[^\s/?#]+\S*", v):
             raise ValueError("base_url must be an http:// or https:// URL without spaces")
+        if v is not None and "@" in v.split("/")[2]:
+            secrets.watch_url(v, "base_url")
+            raise ValueError("base_url carries credentials (user:password@); remove them and put the key in the "
+                             "environment variable named by api_key_env")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_name(cls, v: str | None) -> str | None:
+        if v is not None and secrets.looks_like_key(v):
+            secrets.watch_value(v, "api_key_env")
+            raise ValueError("api_key_env holds what looks like an API key, not the name of an environment variable; "
+                             "put the key in a variable (export MY_API_KEY=...) and write its name here")
         return v
 
     @field_validator("sampling_extra", mode="before")

@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 
 from mirage import artefacts
-from mirage.io import DataError, read_jsonl, write_json, write_jsonl
+from mirage.io import DataError, numbered_jsonl, read_jsonl, write_json, write_jsonl
 from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import HELD_OUT
+from mirage.textcheck import check_row
 
 
 def count_table(rows: list[dict]) -> str:
@@ -114,7 +115,10 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
         validator = corpus_validator(params, sources)
         if check_path is not None:
             path = check_path or out
-            rows = list(read_jsonl(path, required=("base_id", "identity", "language", "text", "swap_span")))
+            rows = []
+            for lineno, row in numbered_jsonl(path, required=("base_id", "identity", "language", "text", "swap_span")):
+                check_row(row, f"{path}:{lineno}")  # no look-alike or invisible character slips past the validator
+                rows.append(row)
             source = path
         else:
             rows = built_rows(params, sources, private_dir)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mirage import secrets
 from mirage.config.generate import GenerateParams, ModelSpec
 from mirage.generate.providers import build_provider
 from mirage.generate.providers.base import Result, Sample
@@ -77,7 +78,7 @@ def measure(name: str, spec: ModelSpec, gen: GenerateParams) -> dict[str, Any]:
         raise RuntimeError(f"{name}: calibration measured {tokens} tokens in {wall:.6f} s, an impossible throughput "
                            f"(over {MAX_TOK_S:g} tok/s); nothing measured")
     return {
-        **spec.model_dump(mode="json", include=set(MEASURED_WITH)),
+        **measured_with(spec),
         "tok_s": round(tokens / wall, 2), "per_stream_tok_s": round(sum(streams) / len(streams), 2) if streams else None,
         "n": n, "concurrency": concurrency(spec, n), "max_tokens": MAX_TOKENS, "tokens_out": tokens, "wall_s": round(wall, 4),
         "measured_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -105,4 +106,9 @@ def write_calibration(path: str | os.PathLike, measured: dict[str, dict[str, Any
 
 def applicable(entry: dict[str, Any] | None, spec: ModelSpec) -> bool:
     """Whether a measurement was taken with the registry entry as it is now."""
-    return entry is not None and all(entry.get(k) == v for k, v in spec.model_dump(mode="json", include=set(MEASURED_WITH)).items())
+    return entry is not None and all(entry.get(k) == v for k, v in measured_with(spec).items())
+
+
+def measured_with(spec: ModelSpec) -> dict[str, Any]:
+    """The MEASURED_WITH fields of `spec` as the calibration file keeps them (a key in base_url never written)."""
+    return secrets.public(spec.model_dump(mode="json", include=set(MEASURED_WITH)))

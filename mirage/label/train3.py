@@ -27,10 +27,13 @@ C_GRID = (0.1, 0.3, 1.0)
 THRESHOLDS = tuple(k / 100 for k in range(10, 91, 5))
 SYNTHETIC = "synthetic"
 MIN_COUNT = 2
-#: Synthetic sets left out whole as constraints on the choice (each scored by a model trained without it): the
-#: realistic dev split with its mechanism texts, and the public single-sentence set.
-CONSTRAINTS = {"realistic": (("dev.jsonl", "dev_extra.jsonl"), "dev.jsonl", 0.85),
-               "single": (("gold.jsonl",), "gold.jsonl", 0.90)}
+#: Synthetic sets left out whole as constraints on the choice (each scored by a model trained without it), with
+#: the F1 each must reach, per language family: the realistic dev split (with its mechanism texts) and the public
+#: single-sentence set. Arabic has no single-sentence floor: no Arabic pair reached one without giving up the real
+#: text (pooled LOSO F1 0.21), and the issue's Arabic bar is 0.75 (docs/judge.md).
+CONSTRAINTS = {"en": {"realistic": (("dev.jsonl", "dev_extra.jsonl"), "dev.jsonl", 0.85),
+                      "single": (("gold.jsonl",), "gold.jsonl", 0.90)},
+               "ar": {"realistic": (("dev.jsonl", "dev_extra.jsonl"), "dev.jsonl", 0.75)}}
 #: Weight of a synthetic training text against a real one (real text decides; the synthetic texts teach the
 #: pipeline's shapes): chosen by pooled LOSO F1 with the realistic and single-sentence sets as constraints
 #: (docs/judge.md, "How parse-v3 was chosen").
@@ -130,7 +133,8 @@ def left_out(rows: list[Row], feats: list[list[str]], c: float, train_out: tuple
     return dict(zip(test, _probabilities(model, [feats[i] for i in test]), strict=True))
 
 
-def train_family(rows: list[Row], feats: list[list[str]], hits: list[bool], grid=C_GRID, progress=None) -> dict:
+def train_family(rows: list[Row], feats: list[list[str]], hits: list[bool], grid=C_GRID, progress=None,
+                 constraints: dict | None = None) -> dict:
     """C and threshold by pooled leave-one-source-out F1 over the family's real dev rows, among the pairs whose
     left-out synthetic sets (CONSTRAINTS: the realistic dev split, the single-sentence set, each scored by a model
     trained without it) reach their floors (when no pair does: the best worst-floor margin); then the model on all
@@ -140,13 +144,14 @@ def train_family(rows: list[Row], feats: list[list[str]], hits: list[bool], grid
     best = None
     for c in grid:
         probs = loso_probabilities(rows, feats, c, real)
-        held = {name: left_out(rows, feats, c, out, scored) for name, (out, scored, _) in CONSTRAINTS.items()}
+        floors = constraints or {}
+        held = {name: left_out(rows, feats, c, out, scored) for name, (out, scored, _) in floors.items()}
         for t in THRESHOLDS:
             pred = {i: int(hits[i] or probs[i] >= t) for i in real}
             score = _f1(y, [pred[i] for i in real])
             checks = {name: _f1([rows[i].label for i in p], [int(hits[i] or p[i] >= t) for i in p])
                       for name, p in held.items() if p}
-            margin = min([checks[n] - CONSTRAINTS[n][2] for n in checks], default=0.0)
+            margin = min([checks[n] - floors[n][2] for n in checks], default=0.0)
             key = (min(margin, 0.0), score)
             if best is None or key > best[0]:
                 best = (key, c, t, pred, checks)
@@ -176,12 +181,13 @@ def train(data_dir: str = "data", cache: Path | None = None, grid=C_GRID, progre
         if progress:
             progress(f"{family}: {len(ix)} rows ({sum(rows[i].source != SYNTHETIC for i in ix)} real)")
         models[family] = train_family([rows[i] for i in ix], [out[i][1] for i in ix], [out[i][2] for i in ix], grid,
-                                      progress)
+                                      progress, CONSTRAINTS.get(family))
     return {"scorer": "parse-v3 learned layer: logistic regression per language family over mirage.label.parse3 "
                       "features; C and threshold by leave-one-source-out F1 on the real-text dev sources (docs/judge.md)",
             "command": "mirage judge train --judge parse-v3",
             "settings": {"c_grid": list(grid), "thresholds": [THRESHOLDS[0], THRESHOLDS[-1], 0.05],
-                         "constraints": {k: {"left_out": list(v[0]), "floor": v[2]} for k, v in CONSTRAINTS.items()},
+                         "constraints": {f: {k: {"left_out": list(v[0]), "floor": v[2]} for k, v in c.items()}
+                                         for f, c in CONSTRAINTS.items()},
                          "synthetic_weight": SYNTHETIC_WEIGHT, "min_count": MIN_COUNT, "seed": SEED,
                          "selection": "pooled leave-one-source-out F1 of the real dev rows, among (C, threshold) "
                                       "pairs whose left-out synthetic sets reach their floors"},

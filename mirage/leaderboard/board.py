@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import stat
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage import untrusted
+from mirage.config.limits import MB
 from mirage.io import DataError, atomic_write, write_json
 from mirage.judge import quality
 from mirage.leaderboard import ranks
 from mirage.metric_names import CAI
 from mirage.names import check_name, inside
+from mirage.untrusted import printable
 
 # Board columns: headline key, header, what it measures.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -58,10 +62,13 @@ def cell(h: dict | None, rank: dict | None = None) -> dict:
             "floor": None if floor is None else _fmt(floor), "rank": rank_text(rank)}
 
 
-def judge_cell(judge: dict) -> dict:
-    """Display parts of the judge's held-out realistic F1 (manifest `judge.heldout.overall`): F1, CI, rows."""
+def judge_cell(judge: dict, verified: bool = True) -> dict:
+    """Display parts of the judge's held-out realistic F1 (manifest `judge.heldout.overall`): F1, CI, rows; a figure
+    the board could not check against its own evaluation of the judge is shown as the bundle's claim, unverified."""
     o = (judge.get("heldout") or {}).get("overall") or {}
     f1 = _num(o.get("f1"))
+    if f1 is not None and not verified:
+        return {"sort": "", "text": "unverified", "ci": f"claimed {_fmt(f1, 2)}", "n": None}
     if f1 is None:
         return {"sort": "", "text": "not measured" if not o else "undefined", "ci": "", "n": None}
     ci = o.get("f1_ci") if isinstance(o.get("f1_ci"), list) else [None, None]
@@ -76,15 +83,45 @@ def judge_strata(judge: dict) -> list[tuple[str, dict]]:
     return quality.strata(judge["heldout"]) if judge.get("heldout") else []
 
 
+#: A link the board writes: a relative path inside the board, or an http(s) URL.
+_LINK = re.compile(r"(?:https?://[^\s\"'<>\\]+|(?![/.])[A-Za-z0-9_.@+-]+(?:/[A-Za-z0-9_.@+-]+)*)")
+
+
+def safe_link(value: object, where: str) -> str | None:
+    """`value` if it is a link the board may write (None stays None); anything else (`javascript:`, an absolute or
+    `..` path) is a DataError naming `where`."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _LINK.fullmatch(value) or ".." in value.split("/"):
+        raise DataError(f"{where}: {printable(str(value))[:80]!r} is not a relative or http(s) link")
+    return value
+
+
+def _check_tree(root: Path) -> None:
+    """Every entry under `root` (a folder; itself may be reached through a link) is a plain file or folder: a link or
+    a special file is refused, before anything is read or copied (a board folder is untrusted input)."""
+    for path in sorted(root.rglob("*")) if root.is_dir() else []:
+        st = path.lstat()
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            raise DataError(f"{path}: {untrusted._kind(st.st_mode)}; a board folder holds plain files and folders only")
+
+
 def load_entries(board: Path) -> list[dict]:
+    _check_tree(board / "entries")
     paths = sorted((board / "entries").glob("*.json"))
     entries = []
     for path in paths:
-        e = untrusted.load_json(path, "board entry")
+        e = untrusted.loads(untrusted.read_bytes(path, "board entry", untrusted.LIMITS.file_mb * MB, "file_mb", False),
+                            str(path))
         try:
             e["manifest"]["model"], e["manifest"]["split"]
             check_name(e["id"], f"{path}: field id")
-        except (KeyError, TypeError) as exc:
+            e["report"] = safe_link(e.get("report"), f"{path}: field report")
+            e["bundle"] = safe_link(e["bundle"], f"{path}: field bundle")
+            for i, h in enumerate(e.get("history") or []):
+                for key in ("entry", "bundle", "report"):
+                    h[key] = safe_link(h.get(key), f"{path}: field history.{i}.{key}")
+        except (KeyError, TypeError, AttributeError) as exc:
             raise DataError(f"{path}: not a board entry written by `mirage leaderboard verify` ({exc})") from None
         entries.append(e)
     return sorted(entries, key=lambda e: (SPLIT_ORDER.get(e["manifest"]["split"], 9), e["manifest"]["model"]))
@@ -103,9 +140,22 @@ def rows(entries: list[dict], ranked: dict | None = None) -> list[dict]:
             "manifest_sha256": e["manifest_sha256"], "verified": e["verified"], **verification(e["verified"]),
             "history": e.get("history") or [],
             "cells": [cell(m["headline"].get(key), rk.get(key, {}).get(e["id"])) for key, _, _ in COLUMNS],
-            "judge_f1": judge_cell(m["judge"]),
+            "judge_f1": judge_cell(m["judge"], e["verified"].get("judge_scores") == "verified"),
+            **missing(e["verified"].get("integrity")),
         })
     return out
+
+
+def missing(integrity: dict | None) -> dict:
+    """Display parts of what an entry's samples lack (mirage.leaderboard.integrity): per condition and identity the
+    errors, empty completions and refusals; the conditions whose holes are unbalanced across identities."""
+    if not integrity:
+        return {"holes": None, "holes_text": "not recomputed", "unbalanced": [], "counts": [], "flags": []}
+    counts, flags = integrity.get("counts") or [], integrity.get("flags") or []
+    holes = sum(_num(r.get("errors")) or 0 for r in counts) + sum(_num(r.get("empty")) or 0 for r in counts)
+    n = sum(_num(r.get("n")) or 0 for r in counts)
+    return {"holes": holes, "holes_text": f"{int(holes):,} of {int(n):,}", "counts": counts, "flags": flags,
+            "unbalanced": [str(f.get("condition")) for f in flags if f.get("flagged") is True]}
 
 
 def verification(v: dict) -> dict:
@@ -129,14 +179,16 @@ def board_json(entries: list[dict], ranked: dict | None = None) -> dict:
 
 
 def build(board: Path, out: Path) -> int:
-    """Write out/index.html, out/leaderboard.json and out/entries/{id}.html; returns the number of rows."""
+    """Write out/index.html, out/leaderboard.json and out/entries/{id}.html; returns the number of rows. Links and
+    special files anywhere in the board's folders are refused before anything is written."""
+    _check_tree(board)
     entries = load_entries(board)
     if out.resolve() != board.resolve():  # the page links bundles/ and reports/ relative to itself
         import shutil
 
         for sub in ("bundles", "reports", "history"):
             if (board / sub).is_dir():
-                shutil.copytree(board / sub, out / sub, dirs_exist_ok=True)
+                shutil.copytree(board / sub, out / sub, dirs_exist_ok=True, symlinks=True)
     env = Environment(loader=PackageLoader("mirage.leaderboard", "templates"), autoescape=select_autoescape(["html", "j2"]))
     ranked = ranks.board_ranks(entries)
     table = rows(entries, ranked)

@@ -12,8 +12,10 @@ from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 
 
-def _fail(exc: Exception) -> None:
-    click.echo(f"error: {exc}", err=True)
+def _fail(exc: Exception | str) -> None:
+    from mirage.cli import clean
+
+    click.echo(f"error: {clean(str(exc))}", err=True)
     raise SystemExit(2)
 
 
@@ -107,9 +109,11 @@ def verify(bundle: str, board: str, check_only: bool, params_path: str, requests
                      "unchanged": f"already the board's row ({path}); nothing changed"}[outcome]
     except (ParamsError, DataError) as exc:
         _fail(exc if str(exc).startswith(bundle) else f"{bundle}: {exc}")
+    from mirage.cli import clean
+
     m = v.manifest
-    click.echo(f"{bundle}: valid: {m.model} ({m.model_spec.revision}) on {m.split}, {m.n_completions} completions, "
-               f"labels ({m.judge.name}) and {len(m.headline)} headline metrics recomputed and equal; {where}")
+    click.echo(clean(f"{bundle}: valid: {m.model} ({m.model_spec.revision}) on {m.split}, {m.n_completions} completions, "
+                     f"labels ({m.judge.name}) and {len(m.headline)} headline metrics recomputed and equal; {where}"))
 
 
 @leaderboard.command()

@@ -30,7 +30,7 @@ from mirage import untrusted
 from mirage.artefacts import DATA
 from mirage.config.limits import LimitsParams
 from mirage.io import DataError, write_json
-from mirage.leaderboard import ranks
+from mirage.leaderboard import integrity, ranks
 from mirage.leaderboard import recompute as rc
 from mirage.leaderboard.bundle import (
     COMPLETIONS,
@@ -59,6 +59,8 @@ class Verified:
     folder_files: list[str]
     recomputed: list[str] = field(default_factory=list)
     units: dict[str, dict] = field(default_factory=dict)  # per ranked board column: its claim's per-unit values
+    judge_verified: bool = False  # every judge figure of the manifest checked against this board's evaluation
+    integrity: dict = field(default_factory=dict)  # mirage.leaderboard.integrity.summary of the completions
 
 
 def _metrics_lines(folder: Path, m: Manifest, limits: LimitsParams):
@@ -87,16 +89,50 @@ def _check_protocol(m: Manifest, params: Params, requests: dict, requests_dir) -
         raise BundleError(f"{MANIFEST}: field created: {m.created} is in the future")
 
 
-def _check_judge_scores(m: Manifest, path: Path) -> None:
+def _check_judge_scores(m: Manifest, path: Path) -> bool:
     """The bundle's judge scores equal this board's evaluation of the judge: the gold-set scores always, the held-out
-    block and the per-set scores where both have them (bundles made before they existed stay valid)."""
+    block and the per-set scores where both have them (bundles made before they existed stay valid). Returns
+    whether every figure the manifest claims was checked (a block the board has no evaluation of is unverified)."""
     board = judge_scores(path)
     if m.judge.gold != board["gold"]:
         raise BundleError(f"{MANIFEST}: field judge.gold: does not match this board's gold-set evaluation {path}")
+    checked = True
     for key in ("heldout", "sets"):
         ours = getattr(m.judge, key)
         if ours is not None and board[key] is not None and ours != board[key]:
             raise BundleError(f"{MANIFEST}: field judge.{key}: does not match this board's judge evaluation {path}")
+        checked &= ours is None or board[key] is not None
+    return checked
+
+
+def _check_registry(m: Manifest, params: Params) -> None:
+    """A bundle named after a registry model (this board's or the built-in one) holds that model: same provider,
+    model id and pinned revision; a name cannot lend another model's standing."""
+    from mirage.config.generate import default_models
+
+    for registry, which in ((params.models, "this board's registry (params models:)"), (default_models(), "the built-in registry")):
+        spec = registry.get(m.model)
+        if spec is None:
+            continue
+        for key in ("provider", "model_id", "revision"):
+            if getattr(m.model_spec, key) != getattr(spec, key):
+                raise BundleError(f"{MANIFEST}: field model_spec.{key}: {str(getattr(m.model_spec, key))[:80]!r} is not "
+                                  f"the {key} of {m.model!r} in {which} ({getattr(spec, key)!r}); a bundle takes a "
+                                  "registry name only for the model it names")
+        return
+
+
+def _check_judge_allowed(m: Manifest, params: Params) -> None:
+    """The verifier calls no model the operator did not configure: a judge that is not offline must be (a member of)
+    this board's own `label.judge`."""
+    from mirage.label.judges import OFFLINE_JUDGES, judge_members
+
+    allowed = {*OFFLINE_JUDGES, *judge_members(params.label.judge)}
+    for name in judge_members(m.judge.name):
+        if name not in allowed:
+            raise BundleError(f"{MANIFEST}: field judge.name: {name[:80]!r} is a model judge this board does not use "
+                              f"(params label.judge: {params.label.judge}); the verifier calls no model its operator did not "
+                              f"configure: resubmit with an offline judge ({', '.join(OFFLINE_JUDGES)}) or ask the board")
 
 
 def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests_dir: str | Path,
@@ -108,6 +144,8 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
         m, digest = read_layout(folder, limits)
         requests = rc.load_requests(requests_dir, m.split)
         _check_protocol(m, params, requests, requests_dir)
+        _check_registry(m, params)
+        _check_judge_allowed(m, params)
         try:
             judge = rc.make_judge(m.judge.name, m.judge.params, params, params_path, stack)
         except DataError as exc:
@@ -118,8 +156,7 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
             raise BundleError(f"{MANIFEST}: field judge.params.{diff[0][:80]}: {str(m.judge.params.get(diff[0]))[:80]!r} "
                               f"differs from this board's {want_judge.get(diff[0])!r}")
         gold_file = Path(judge_eval_dir) / m.judge.name / "judge_eval.json" if judge_eval_dir else None
-        if gold_file is not None and gold_file.exists():
-            _check_judge_scores(m, gold_file)
+        judge_verified = gold_file is not None and gold_file.exists() and _check_judge_scores(m, gold_file)
         # pass 1: every completion row checked, streamed; nothing of a row is kept but its coverage key
         check = rc.CompletionCheck(m, requests, COMPLETIONS, limits.chars_per_token)
         n = 0
@@ -136,9 +173,16 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
             raise BundleError(f"{LABELS}: {n_labels} label rows, recomputed {n}")
         # pass 2: labels recomputed in chunks and compared row by row with the bundle's; only label rows are kept
         labels: list[dict] = []
+        empty: list[bool] = []  # per completion, in order: an empty text (a sample without a verdict)
+
+        def completions():
+            for _, r in rows(folder, COMPLETIONS, m, limits):
+                empty.append(not (r["text"] or "").strip())
+                yield r
+
         bundled = rows(folder, LABELS, m, limits)
         try:
-            for chunk in rc.label_chunks((r for _, r in rows(folder, COMPLETIONS, m, limits)), judge, DATA, COMPLETIONS):
+            for chunk in rc.label_chunks(completions(), judge, DATA, COMPLETIONS):
                 for lab in chunk:
                     line, row = next(bundled)
                     rc.compare_label(line, row, lab, LABELS)
@@ -165,7 +209,7 @@ def verify_bundle(bundle: str | Path, params: Params, params_path: str, requests
         if report_to is not None and REPORT in files:
             report_to.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(folder / REPORT, report_to)
-        return Verified(m, digest, files, done, units)
+        return Verified(m, digest, files, done, units, judge_verified, integrity.summary(labels, empty))
 
 
 def entry_id(m: Manifest) -> str:
@@ -221,7 +265,9 @@ def accept(bundle: str | Path, board: Path, params: Params, params_path: str, re
                  "bundle": f"bundles/{eid}.tar.gz", "report": report, "history": history,
                  "verified": {"code_version": code_version(), "date": v.manifest.created if date_from_bundle else _now(),
                               "date_source": "bundle" if date_from_bundle else "clock", "run_date": v.manifest.created[:10],
-                              "recomputed": v.recomputed, "checks": provenance_checks(v.manifest, params)},
+                              "recomputed": v.recomputed, "checks": provenance_checks(v.manifest, params),
+                              "judge_scores": "verified" if v.judge_verified else "unverified",
+                              "integrity": v.integrity},
                  "units": v.units}
         write_json(path, entry)
         return v, path, "superseded" if old is not None else "added"

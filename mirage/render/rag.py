@@ -13,6 +13,7 @@ from rank_bm25 import BM25Okapi
 
 from mirage.hashing import rank_key
 from mirage.io import DataError, read_jsonl
+from mirage.textcheck import check_row
 
 Topic = Literal["neutral", "conflict"]
 _TOKEN = re.compile(r"\w+")
@@ -39,6 +40,7 @@ def load_news(path: str | Path) -> list[NewsItem]:
     """Read and validate the news corpus; a bad row raises DataError naming file, line and field."""
     items, seen = [], {}
     for lineno, row in enumerate(read_jsonl(path), 1):
+        check_row(row, f"{path}:{lineno}")
         try:
             item = NewsItem.model_validate(row)
         except ValidationError as exc:

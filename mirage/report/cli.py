@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import yaml
 
-from mirage import artefacts
+from mirage import artefacts, secrets
 from mirage.io import DataError
 from mirage.params import ParamsError, load_params
 from mirage.protocol import SLICE_NAMES
@@ -108,7 +108,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         fig_files = {s: [f"{s}.{f}" for f in p.figure_formats] for s, r in rendered.items() if r.png}
         tab_files = {t.stem: [f"{t.stem}.{e}" for e in ("csv", "md", "tex")] for t in built if t.data is not None}
         page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
-                           yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
+                           yaml.safe_dump(secrets.public(params.model_dump(mode="json")), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
                            headlines=html.headline(df, models, params.metrics.alpha), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False),
                            comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections],

@@ -75,11 +75,12 @@ def test_heldout_judge_f1_per_entry(board, tmp_path):
     shape. The block is what `mirage leaderboard submit` puts in a manifest from a real `mirage judge eval`."""
     doc = gold_sets.evaluate_sets(tmp_path / "data", "lexicon-v1", tmp_path / "judge")
     shutil.copytree(board, tmp_path / "board")
-    for path in (tmp_path / "board" / "entries").glob("*.json"):  # only model-alpha's bundle has the figures
-        e = json.loads(path.read_text(encoding="utf-8"))
-        alpha = e["id"] == "model-alpha--lite"
-        e["manifest"]["judge"].update(heldout=quality.manifest_heldout(doc) if alpha else None,
-                                      sets=doc["by_set"] if alpha else None)
+    for path in (tmp_path / "board" / "entries").glob("*.json"):  # only model-alpha's and -beta's bundles have the
+        e = json.loads(path.read_text(encoding="utf-8"))                 # figures; only alpha's were checked by the board
+        alpha, beta = e["id"] == "model-alpha--lite", e["id"] == "model-beta--demo"
+        e["manifest"]["judge"].update(heldout=quality.manifest_heldout(doc) if alpha or beta else None,
+                                      sets=doc["by_set"] if alpha or beta else None)
+        e["verified"]["judge_scores"] = "verified" if alpha else "unverified"
         path.write_text(json.dumps(e), encoding="utf-8")
     result = CliRunner().invoke(cli, ["leaderboard", "build", "--board", str(tmp_path / "board")])
     assert result.exit_code == 0, result.output
@@ -89,13 +90,18 @@ def test_heldout_judge_f1_per_entry(board, tmp_path):
     cells = re.findall(r'<td class="judge-f1" data-sort="([^"]*)">(.*?)</td>', html)
     assert cells == [("", "not measured"), (repr(o["f1"]), f'{o["f1"]:.2f}<span class="ci">[{o["f1_ci"][0]:.2f}, '
                                                    f'{o["f1_ci"][1]:.2f}]</span><span class="n">10 rows, 50 texts</span>'),
-                     ("", "not measured")]  # rows: smollm2-135m (test), model-alpha (lite), model-beta (demo)
+                     ("", f'unverified<span class="ci">claimed {o["f1"]:.2f}</span>')]
+    # rows: smollm2-135m (test), model-alpha (lite), model-beta (demo: the manifest's claim, not checked by the board)
     page = (tmp_path / "board" / "entries" / "model-alpha--lite.html").read_text(encoding="utf-8")
     egy = doc["by_split"]["heldout"]["by_language"]["ar-egy"]
     assert re.search(rf"<td>language ar-egy</td><td>1</td><td>5</td>.*?<td>{egy['recall']:.2f}</td>", page)
     assert "<td>shape c3-lending (C3)</td>" in page and "judge on heldout.jsonl" in page
-    other = (tmp_path / "board" / "entries" / "model-beta--demo.html").read_text(encoding="utf-8")
+    other = (tmp_path / "board" / "entries" / "smollm2-135m--test.html").read_text(encoding="utf-8")
     assert "Not measured: the bundle carries no held-out realistic evaluation" in other
+    beta = (tmp_path / "board" / "entries" / "model-beta--demo.html").read_text(encoding="utf-8")
+    assert "<strong>Unverified:</strong> this board has no evaluation of" in beta
+    assert "judge on heldout.jsonl</dt><dd><strong>unverified</strong> · n = " in beta
+    assert "judge on heldout.jsonl</dt><dd>n = " in page
     board_json = json.loads((tmp_path / "board" / "leaderboard.json").read_text(encoding="utf-8"))
     assert board_json["rows"][1]["judge"]["heldout"]["overall"] == o
 

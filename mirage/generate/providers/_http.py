@@ -123,7 +123,8 @@ class HttpClient:
     def __init__(self, base_url: str, headers: dict[str, str], connections: int, request_id_header: str) -> None:
         import aiohttp
 
-        self.base = base_url.rstrip("/")
+        self.base, _, self.query = base_url.partition("?")  # Azure's ?api-version= goes after the path
+        self.base = self.base.rstrip("/")
         self.rid = request_id_header
         self.session = aiohttp.ClientSession(
             headers={"Content-Type": "application/json", "Accept": "application/json",
@@ -134,12 +135,16 @@ class HttpClient:
     async def close(self) -> None:
         await self.session.close()
 
+    def url(self, path: str) -> str:
+        """`base_url` + `path`, with the base's query string (if any) after the path."""
+        return self.base + path + (f"?{self.query}" if self.query else "")
+
     async def post_json(self, path: str, body: dict[str, Any], timeout_s: float, cap: int) -> Reply:
         """One plain request; the reply's JSON object is `data` (at most `cap` bytes)."""
         answered, rid = False, None
         try:
             async with deadline_after(timeout_s):
-                async with self.session.post(self.base + path, data=json.dumps(body).encode()) as resp:
+                async with self.session.post(self.url(path), data=json.dumps(body).encode()) as resp:
                     answered, rid = True, _request_id(resp.headers.get(self.rid))
                     status, headers = resp.status, resp.headers
                     if status >= 400:
@@ -162,7 +167,7 @@ class HttpClient:
         events: list[dict[str, Any]] = []
         try:
             async with deadline_after(queue_timeout_s) as deadline:
-                async with self.session.post(self.base + path, data=json.dumps(body).encode(),
+                async with self.session.post(self.url(path), data=json.dumps(body).encode(),
                                              headers={"Accept": "text/event-stream"}) as resp:
                     rid = _request_id(resp.headers.get(self.rid))
                     if resp.status >= 400:

@@ -33,9 +33,13 @@ class OpenAIProvider(Provider):
 
     def client(self) -> Any:
         """The official SDK's client (Batch API path)."""
+        from urllib.parse import parse_qsl
+
         import openai
 
-        return openai.OpenAI(api_key=self.api_key or "unused", base_url=self.spec.base_url,
+        base, _, query = (self.spec.base_url or "").partition("?")  # the SDK appends paths: the query goes apart
+        return openai.OpenAI(api_key=self.api_key or "unused", base_url=base or None,
+                             default_query=dict(parse_qsl(query, keep_blank_values=True)) or None,
                              max_retries=self.spec.max_retries, timeout=self.spec.timeout_s)
 
     def http(self) -> HttpClient:
