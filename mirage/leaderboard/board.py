@@ -12,7 +12,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from mirage import untrusted
+from mirage import artefacts, untrusted
 from mirage.config.limits import MB
 from mirage.io import DataError, atomic_write, write_json
 from mirage.judge import quality
@@ -60,6 +60,10 @@ def cell(h: dict | None, rank: dict | None = None) -> dict:
     floor = _num(h.get("placebo"))
     return {"sort": repr(est), "text": _fmt(est), "ci": ci, "n": h.get("n"),
             "floor": None if floor is None else _fmt(floor), "rank": rank_text(rank)}
+
+
+#: The real-text gold set as judge_eval.json's `by_set` names it.
+REAL_SET = Path(artefacts.judge_real()).name
 
 
 def judge_cell(judge: dict, verified: bool = True) -> dict:
@@ -141,6 +145,8 @@ def rows(entries: list[dict], ranked: dict | None = None) -> list[dict]:
             "history": e.get("history") or [],
             "cells": [cell(m["headline"].get(key), rk.get(key, {}).get(e["id"])) for key, _, _ in COLUMNS],
             "judge_f1": judge_cell(m["judge"], e["verified"].get("judge_scores") == "verified"),
+            "judge_real": judge_cell({"heldout": {"overall": (m["judge"].get("sets") or {}).get(REAL_SET) or {}}},
+                                     e["verified"].get("judge_scores") == "verified"),
             **missing(e["verified"].get("integrity")),
         })
     return out

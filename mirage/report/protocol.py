@@ -57,7 +57,7 @@ class JudgeInfo:
         if not self.evaluated:
             return (f"V labelled by {self.name}; this judge has not been evaluated against the gold sets "
                     f"(no {self.path}; run `mirage judge eval --judge {self.name}`), so its error rate is unknown.")
-        parts = [self._heldout_text()]
+        parts = [self._real_text(), self._heldout_text()]
         if self.several_sets:
             parts.append(f"single-sentence gold F1 {_f(self.single.get('f1'))} (n = {_n(self.single)})"
                          if self.single else "single-sentence gold F1 not measured")
@@ -74,6 +74,20 @@ class JudgeInfo:
         if self.kappa is not None and not self.several_sets:
             parts.append(f"κ vs gold {self.kappa:.2f}")
         return f"V labelled by {self.name}: " + ", ".join(parts) + "."
+
+    def _real_text(self) -> str:
+        """Real text first: the judge's F1 on the frozen held-out sources of data/judge/real (and the dev sources)."""
+        if not self.real_text:
+            return "real-text F1 not measured (no real-text rows in its evaluation)"
+        out = []
+        for split, words in REAL_TEXT_SPLITS:
+            m = self.real_text.get(split)
+            if m:
+                ci = m.get("f1_ci") or [None, None]
+                interval = f" [{_f(ci[0])}, {_f(ci[1])}]" if None not in ci and ci[0] != ci[1] else ""
+                out.append(f"real-text F1 on {words} {_f(m.get('f1'))}{interval} (n = {_n(m)}; precision "
+                           f"{_f(m.get('precision'))}, recall {_f(m.get('recall'))})")
+        return ", ".join(out)
 
     def _heldout_text(self) -> str:
         if self.heldout is None:
