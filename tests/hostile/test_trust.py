@@ -110,13 +110,13 @@ CASES: list[th.Case] = [
             "a bundle takes a registry name only for the model it names"),
     # the verifier never spends the operator's key on a judge the bundle chose
     th.Case("trust-paid-judge", "verify", _judge("gpt-4o"),
-            V + "field judge.name: 'gpt-4o' is a model judge this board does not use (params label.judge: parse-v2); the "
-            "verifier calls no model its operator did not configure: resubmit with an offline judge (parse-v2, parse-v1, "
-            "lexicon-v1) or ask the board"),
-    th.Case("trust-jury-with-a-paid-member", "verify", _judge("jury:parse-v2,claude-opus-4"),
-            V + "field judge.name: 'claude-opus-4' is a model judge this board does not use (params label.judge: parse-v2); "
-            "the verifier calls no model its operator did not configure: resubmit with an offline judge (parse-v2, "
+            V + "field judge.name: 'gpt-4o' is a model judge this board does not use (params label.judge: parse-v3); the "
+            "verifier calls no model its operator did not configure: resubmit with an offline judge (parse-v3, parse-v2, "
             "parse-v1, lexicon-v1) or ask the board"),
+    th.Case("trust-jury-with-a-paid-member", "verify", _judge("jury:parse-v2,claude-opus-4"),
+            V + "field judge.name: 'claude-opus-4' is a model judge this board does not use (params label.judge: parse-v3); "
+            "the verifier calls no model its operator did not configure: resubmit with an offline judge (parse-v3, "
+            "parse-v2, parse-v1, lexicon-v1) or ask the board"),
     # terminal escapes in a bundle field cannot rewrite the verifier's line
     th.Case("trust-escapes-in-a-row-id", "verify",
             th.both(th.same_params, th.completions_lines(th.first_row(

@@ -66,7 +66,7 @@ def test_label_cli(project, root):
     assert c3[("H4", 0)]["score"] == 0.25
     assert c3[("H2", 0)]["refusal"] is True and c3[("H2", 0)]["parse_ok"] is False
     assert c3[("H3", 0)]["decision"] == "favourable" and c3[("H3", 0)]["score"] == 1.0
-    assert {r["judge"] for r in rows} == {"parse-v2"}  # the default judge
+    assert {r["judge"] for r in rows} == {"parse-v3"}  # the default judge
     assert "unparseable 1" in res.output
     # lexicon-v1 stays selectable by name
     res = CliRunner().invoke(label, ["--model", "toy", "--slice", "demo", "--params", str(params), "--judge", "lexicon-v1",

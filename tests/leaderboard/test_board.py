@@ -53,7 +53,7 @@ def test_json_has_one_row_per_model_and_split(board, run):
                                                                 ("model-beta", "demo")]
     real = doc["rows"][0]
     manifest = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))["manifest"]
-    assert real["headline"] == manifest["headline"] and real["judge"]["name"] == "parse-v2"  # the default judge
+    assert real["headline"] == manifest["headline"] and real["judge"]["name"] == "parse-v3"  # the default judge
     assert {c["key"] for c in doc["columns"]} >= {"dV/C1", "dV/C2", "Delta_abs/C3", "delta_t/C1", "CAI"}
 
 
@@ -187,7 +187,7 @@ def test_board_in_chromium(board, browser, tmp_path):
     browser.back()
     browser.find_element(By.LINK_TEXT, "smollm2-135m").click()
     assert browser.title == "MIRAGE leaderboard · smollm2-135m · test"
-    assert "parse-v2" in browser.find_element(By.TAG_NAME, "body").text
+    assert "parse-v3" in browser.find_element(By.TAG_NAME, "body").text
     bundle_link = browser.find_element(By.LINK_TEXT, "bundle").get_attribute("href")
     assert Path(bundle_link.removeprefix("file://")).exists()
     browser.find_element(By.PARTIAL_LINK_TEXT, "leaderboard").click()

@@ -80,7 +80,7 @@ def test_the_board_checks_code_version_and_params_hash_and_shows_what_was_recomp
     assert CliRunner().invoke(cli, ["leaderboard", "build", "--board", str(board)]).exit_code == 0
     index = (board / "index.html").read_text(encoding="utf-8")
     assert entry["verified"]["date"][:10] in index and "code version differs" in index and "params hash differs" in index
-    assert "labels of 26 completions (judge parse-v2)" in index  # what was recomputed, in the cell's title
+    assert "labels of 26 completions (judge parse-v3)" in index  # what was recomputed, in the cell's title
     page = (board / "entries" / "smollm2-135m--test.html").read_text(encoding="utf-8")
     assert "<strong>differs</strong>: bundle 0.0.1+src.elsewhere" in page
     assert entry["verified"]["date_source"] == "clock"

@@ -203,7 +203,7 @@ def test_valid_bundle_is_accepted_as_archive_and_folder(run, tmp_path):
     assert result.exit_code == 0, result.output
     assert "valid: smollm2-135m" in result.output and "recomputed and equal" in result.output
     entry = json.loads((board / "entries" / "smollm2-135m--test.json").read_text(encoding="utf-8"))
-    assert entry["manifest"]["split"] == "test" and entry["manifest"]["judge"]["name"] == "parse-v2"
+    assert entry["manifest"]["split"] == "test" and entry["manifest"]["judge"]["name"] == "parse-v3"
     assert (board / "bundles" / "smollm2-135m--test.tar.gz").exists()
     # the board's copy of the bundle verifies too, and a folder bundle is accepted
     folder = unpack(run["bundle"], tmp_path / "x")
@@ -284,9 +284,9 @@ def test_test_split_is_unavailable_without_private_folder(run, tmp_path):
 
 
 def test_gold_scores_must_match_the_boards_judge_evaluation(run, tmp_path):
-    gold = tmp_path / "judge" / "parse-v2" / "judge_eval.json"
+    gold = tmp_path / "judge" / "parse-v3" / "judge_eval.json"
     gold.parent.mkdir(parents=True)
-    gold.write_text(json.dumps({"judge": "parse-v2", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
+    gold.write_text(json.dumps({"judge": "parse-v3", "n": 200, "overall": {"f1": 0.9, "kappa": 0.8}}), encoding="utf-8")
     result = verify(run, run["bundle"], tmp_path / "board", "--judge-eval-dir", str(tmp_path / "judge"))
     assert result.exit_code == 2 and "field judge.gold" in result.output, result.output
     out = tmp_path / "b.tar.gz"  # submitted with the evaluation, the scores travel in the manifest and verify
@@ -306,7 +306,7 @@ def heldout_bundle(run, tmp_path_factory) -> dict:
     """A bundle submitted with a real evaluation of its judge on three named gold sets (realistic held-out included)."""
     tmp = tmp_path_factory.mktemp("heldout-bundle")
     judge_dir = tmp / "judge"
-    doc = gold_sets.evaluate_sets(tmp / "data", "parse-v2", judge_dir / "parse-v2")
+    doc = gold_sets.evaluate_sets(tmp / "data", "parse-v3", judge_dir / "parse-v3")
     out = tmp / "b.tar.gz"
     result = CliRunner().invoke(cli, ["leaderboard", "submit", "--model", "smollm2-135m", "--split", "test", "--params",
                                       str(run["params"]), "--out", str(out), "--judge-eval-dir", str(judge_dir),
