@@ -29,6 +29,10 @@ ERROR_BODY_BYTES, ERROR_CHARS = 1 << 20, 300
 RETRY_STATUS = frozenset({408, 409, 429})
 
 
+class StreamCut(Retryable):
+    """A streamed reply that broke off after the server began it (a chunked body cut short, no `[DONE]`)."""
+
+
 class Failed(Exception):
     """A final failure (not worth retrying), e.g. HTTP 400."""
 
@@ -83,7 +87,7 @@ class HttpClient:
     async def post_sse(self, path: str, body: dict[str, Any], queue_timeout_s: float, timeout_s: float) -> Reply:
         """One streamed request: `events` are the JSON payloads of its `data:` lines up to `[DONE]`."""
         loop = asyncio.get_running_loop()
-        start, first, rid, done = loop.time(), None, None, False
+        start, first, rid, done, began = loop.time(), None, None, False, False
         events: list[dict[str, Any]] = []
         try:
             async with deadline_after(queue_timeout_s) as deadline:
@@ -94,7 +98,7 @@ class HttpClient:
                         raise _status_error(resp.status, resp.headers, await resp.read(), rid)
                     if resp.content_type == "application/json":  # a server that does not stream answered in one
                         return Reply(rid, data=_object(await resp.read(), rid))
-                    buf = b""
+                    buf, began = b"", True
                     async for chunk in resp.content.iter_any():  # read to the end: the connection stays reusable
                         *lines, buf = (buf + chunk).split(b"\n")
                         for line in lines:
@@ -113,7 +117,7 @@ class HttpClient:
                 f"generation not finished within {timeout_s:g} s of the first token"
             raise Retryable(f"timeout: {where}", timeout=True, request_id=rid) from None
         except _client_errors() as exc:
-            raise Retryable(f"{type(exc).__name__}: {exc}", request_id=rid) from None
+            raise (StreamCut if began else Retryable)(f"{type(exc).__name__}: {exc}", request_id=rid) from None
         end = loop.time()
         return Reply(rid, events=events, done=done, queue_s=(first or end) - start, generation_s=end - (first or end))
 
