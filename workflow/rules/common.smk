@@ -5,7 +5,7 @@ import sys
 
 from mirage import artefacts
 from mirage.generate.readiness import NotReady, check_slice
-from mirage.params import MODEL_SET_ENV, validate_params
+from mirage.params import MODEL_SET_ENV, params_hash, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
 PARAMS = validate_params(config, "params.yaml")
