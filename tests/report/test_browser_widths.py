@@ -21,6 +21,8 @@ def long_named_run(tmp_path):
     for path in root.rglob("*"):
         if path.is_file() and path.suffix in (".jsonl", ".csv", ".json", ".yaml"):
             path.write_text(path.read_text(encoding="utf-8").replace("model-a", LONG), encoding="utf-8")
+    for folder in sorted(root.rglob("model-a"), reverse=True):
+        folder.rename(folder.with_name(LONG))
     params = root / "params.yaml"
     params.write_text(synthetic.params_yaml(root).replace("model-a", LONG), encoding="utf-8")
     args = [a.replace("model-a", LONG) for a in synthetic.report_args(root, "demo")]
@@ -34,7 +36,7 @@ def long_named_run(tmp_path):
 def test_every_column_in_view_at_common_widths(long_named_run, browser, tmp_path, width):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    browser.set_window_size(width, 1100)
+    browser.set_window_size(width, 1300)
     browser.get((long_named_run / "report" / "demo" / "samples.html").as_uri())
     assert wait_state(browser) == "ready"
     assert browser.execute_script("return document.querySelector('#samples tbody td').textContent") == LONG
