@@ -206,7 +206,8 @@ def _untested_line(rows: list[tuple[str, str, float]], slice_name: str) -> str:
         by_reason.setdefault(why, []).append(f"{what} ({'n not recorded' if pd.isna(n) else f'n = {int(n):,}'})")
     parts = [f"{why} ({needs[why]}): " if why in needs else f"{why}: " for why in by_reason]
     parts = [p + ", ".join(claims_) for p, claims_ in zip(parts, by_reason.values())]
-    return (f"{len(rows)} claim{'s' if len(rows) != 1 else ''} could not be tested and make no claim — " + "; ".join(parts)
+    many = len(rows) != 1
+    return (f"{len(rows)} claim{'s' if many else ''} could not be tested and make{'' if many else 's'} no claim — " + "; ".join(parts)
             + f". `mirage estimate --slice {slice_name} --power` gives the base prompts a target effect needs.")
 
 

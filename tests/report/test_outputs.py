@@ -187,7 +187,7 @@ def test_degenerate_rows_have_no_interval_or_p(built):
     page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
     assert f'<td class="degen"><a href="#drill-model-b-C3">{est} (n too small, n=2)' in page
     text = _html_text(page)
-    untested = text[text.index("could not be tested and make no claim"):]
+    untested = text[text.index("1 claim could not be tested and makes no claim"):]
     assert "n too small (too few units for an interval or a test): " in untested and "ΔV, C3 (n = 2)" in untested
     # every other Table 3 cell carries its n
     t3 = pd.read_csv(root / "tables" / "demo" / "table3_rates_by_condition.csv")
