@@ -76,7 +76,7 @@ def _label_list(row: pd.Series) -> list[tuple[str, str]]:
             continue
         if isinstance(v, float) and col != "score":
             v = int(v)
-        out.append((name, "yes" if v is True else f"{v:.2f}" if isinstance(v, float) else str(v)))
+        out.append((name, "yes" if v is True else number(v, 2) if isinstance(v, float) else str(v)))
     if row.get("pathways"):
         out.append(("pathways", ", ".join(row["pathways"])))
     return out

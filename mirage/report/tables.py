@@ -419,7 +419,7 @@ def table8(inp: Inputs) -> Table:
         return t
     mean = rho.assign(pair=rho.condition.map(_pair)).groupby("pair").agg(rho=("estimate", "mean"), models=("model", "nunique")).reset_index()
     t.data = mean
-    t.display = mean.assign(rho=mean.rho.map(lambda v: f"{v:.2f}"))
+    t.display = mean.assign(rho=mean.rho.map(lambda v: number(v, 2)))
     return t
 
 
