@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
+from typing import get_args
 
 import click
 import yaml
+from pydantic import ValidationError
 
 from mirage import artefacts, secrets
+from mirage.config.generate import ModelSpec, ServerKind
 from mirage.hashing import content_hash
 from mirage.io import DataError, atomic_write
 from mirage.params import ParamsError, load_params, load_params_raw, validate_params
@@ -24,11 +27,10 @@ from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 
 
 def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
-                   gguf_file: str | None):
-    """(registry name, ModelSpec) for `PROVIDER:MODEL_ID`."""
+                   gguf_file: str | None, server_kind: str = "other", stream: bool | None = None):
+    """(registry name, ModelSpec) for `PROVIDER:MODEL_ID`. `stream` is operational (not in the name);
+    `server_kind` is, through the sampling fields it sends."""
     from pydantic import ValidationError
-
-    from mirage.config.generate import ModelSpec
 
     provider, sep, model_id = model.partition(":")
     if not sep or provider not in PROVIDERS or not model_id:
@@ -36,7 +38,7 @@ def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_k
                                  param_hint="--model")
     try:
         spec = ModelSpec(provider=provider, model_id=model_id, revision=revision or model_id, base_url=base_url,
-                         api_key_env=api_key_env, mode=mode, gguf_file=gguf_file)
+                         api_key_env=api_key_env, mode=mode, gguf_file=gguf_file, server_kind=server_kind, stream=stream)
     except ValidationError as exc:  # the value given is not echoed: it may be a key
         err = exc.errors()[0]
         raise click.BadParameter(err["msg"].removeprefix("Value error, "),
@@ -52,6 +54,13 @@ def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_k
 @click.option("--api-key-env", help="Environment variable holding the API key (never the key itself).")
 @click.option("--mode", type=click.Choice(["chat", "completion"]), default="chat", show_default=True)
 @click.option("--gguf-file", help="Local models: GGUF file inside the model folder.")
+@click.option("--server-kind", type=click.Choice(list(get_args(ServerKind))), default="other", show_default=True,
+              help="The OpenAI-compatible server behind --base-url: llama.cpp and vllm get neutral values for the samplers "
+              "they would otherwise add (top_k, min_p, repeat penalties), so sampling is temperature and top_p only.")
+@click.option("--stream/--no-stream", default=None,
+              help="Stream replies (time queued told from time generating).  [default: when --base-url is set, except "
+              "--server-kind llama.cpp; an endpoint that cuts streams or leaves out their usage is sent plain requests "
+              "by itself]")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N distinct requests per condition.")
 @click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
@@ -61,7 +70,7 @@ def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_k
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Base run configuration.")
 @click.pass_context
 def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
-          gguf_file: str | None, slice_name: str, limit: int | None, requests_dir: str, store_dir: str | None,
+          gguf_file: str | None, server_kind: str, stream: bool | None, slice_name: str, limit: int | None, requests_dir: str, store_dir: str | None,
           out_dir: str | None, params_path: str) -> None:
     """Audit one model ad hoc: generate (C1, C2, C3) -> label -> metrics -> report, ending with the report path.
     A model whose store holds every sample runs without a key; one that would have to send and cannot (no key,
@@ -71,7 +80,10 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
     from mirage.metrics.cli import metrics
     from mirage.report.cli import report
 
-    name, spec = ephemeral_spec(model, base_url, revision, api_key_env, mode, gguf_file)
+    try:
+        name, spec = ephemeral_spec(model, base_url, revision, api_key_env, mode, gguf_file, server_kind, stream)
+    except ValidationError as exc:
+        raise click.UsageError("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())) from None
     try:
         raw = (load_params_raw(params_path) if Path(params_path).exists() else None) or {}
         raw.setdefault("models", {})[name] = spec.model_dump(mode="json", exclude_defaults=True) | {"provider": spec.provider}

@@ -53,6 +53,21 @@ def verify_revision(model_id: str, revision: str | None, gguf_file: str | None) 
         raise ModelNotAvailable(f"{path}: sha256 {actual} does not match the pinned revision {revision}")
 
 
+def cpu_threads() -> int:
+    """Set up CPU inference for a shared machine and return its thread count: the job's declared cores
+    (`OMP_NUM_THREADS`, which Snakemake sets to a rule's `threads`), else torch's own choice. OpenMP workers sleep
+    when idle (`OMP_WAIT_POLICY=PASSIVE`, unless set otherwise, before torch loads) instead of spinning against
+    the machine's other processes: spinning pools cut tokens/s several-fold under load
+    (benchmarks/bench_shared_cpu.py)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import torch
+
+    declared = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if declared.isdigit() and int(declared) > 0 and torch.get_num_threads() != int(declared):
+        torch.set_num_threads(int(declared))
+    return torch.get_num_threads()
+
+
 def load_causal_lm(
     model_id: str,
     revision: str | None = None,
@@ -61,6 +76,7 @@ def load_causal_lm(
     device_map: str | dict | None = None,
 ) -> tuple[Any, Any]:
     """Return (model, tokenizer) in eval mode; the tokenizer pads on the left for batched generation."""
+    cpu_threads()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -198,6 +198,12 @@ def defaults_allowed() -> bool:
     return os.environ.get(DEFAULTS_ENV, "") not in ("", "0")
 
 
+def params_hash(params: Params) -> str:
+    """Hash of the whole validated params (every section, defaults included): two runs with different params files
+    never share it."""
+    return content_hash(params.model_dump(mode="json"))
+
+
 def section_hash(params: Params, *sections: str) -> str:
     """Hash of the named sections, recorded next to outputs for provenance."""
     return content_hash({s: getattr(params, s).model_dump(mode="json") for s in sections})

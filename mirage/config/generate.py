@@ -72,7 +72,8 @@ class ModelSpec(BaseModel):
         "base_url is set (self-hosted servers queue requests in-process), except for server_kind llama.cpp "
         "(llama-cpp-python's server cuts a stream when the next request arrives and sends no usage; llama.cpp's own "
         "llama-server streams fine: set true there), and not for api.openai.com (which rejects excess load with 429 "
-        "rather than queueing it). A stream that carries no usage is an error that says to set false.",
+        "rather than queueing it). An endpoint that cuts a streamed reply short or streams without usage is sent plain "
+        "requests from then on, by itself (said once per job).",
     )
     queue_timeout_s: float = Field(600.0, gt=0, le=604_800, description="Streamed requests: seconds to wait for the first token "
                                    "(queueing and prefill at a busy server).")

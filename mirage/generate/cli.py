@@ -110,7 +110,8 @@ def generate(model_name: str, slice_name: str, condition: str, requests_path: st
             plan = run.plan()
             log(f"{model_name} {slice_name} {condition}: {plan.describe()}  ({VOCABULARY})")
             run.refuse_if_blocked(gen.max_attempts)  # again: the store may have changed while we waited
-            progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec) if plan.to_send else None
+            progress = ConsoleProgress(f"{model_name} {slice_name} {condition}", plan.calls, plan.done, spec,
+                                       st.max_tokens) if plan.to_send else None
             run.progress = progress
             try:
                 if progress is not None:

@@ -9,7 +9,7 @@ import yaml
 
 from mirage import artefacts, secrets
 from mirage.io import DataError
-from mirage.params import ParamsError, load_params
+from mirage.params import ParamsError, load_params, params_hash
 from mirage.protocol import SLICE_NAMES
 
 
@@ -83,6 +83,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         df = data.load_metrics(metrics_csv)
         summary = metrics_csv.with_name(Path(artefacts.metrics(slice_name)["summary"]).name)
         prov = data.load_provenance(summary, slice_name, slice_params.model_dump(exclude={"models"}))
+        prov.params_hash = params_hash(params)
         if params.model_set_of(slice_name):
             prov.model_set = f"{params.model_set_of(slice_name)} (params model_sets.{params.model_set_of(slice_name)})"
         models = figures.ordered(df["model"].unique(), slice_params.models)
@@ -109,7 +110,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         tab_files = {t.stem: [f"{t.stem}.{e}" for e in ("csv", "md", "tex")] for t in built if t.data is not None}
         page = html.render(prov, models, rendered, fig_files, built, tab_files, cells,
                            yaml.safe_dump(secrets.public(params.model_dump(mode="json")), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
-                           headlines=html.headline(df, models, params.metrics.alpha), judges=judges, deviations=devs, counts=html.counts(gens, models),
+                           headlines=html.headline(df, models, params.metrics.alpha, slice_name), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False),
                            comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections],
                            judge_banner=protocol.offline_judge_banner(slice_name, judges, params.models))

@@ -60,9 +60,38 @@ BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mit
 # repeats `text`) is not kept in memory.
 GENERATION_FIELDS: tuple[str, ...] = ("key", "model", "condition", "request_id", "text", "reasoning", "first_turn", "created",
                                       "tokens_in", "tokens_out", "error", "provider", "model_id", "revision", "template", "harness",
-                                      "identity", "focal", "language", "rag_pool", "mitigation", "base_id", "sample_index")
+                                      "identity", "focal", "language", "rag_pool", "mitigation", "base_id", "sample_index",
+                                      "row_id")
+#: The run's counts, in the vocabulary every stage prints (mirage.generate.runner.VOCABULARY), plus the rows scored.
+COUNT_COLUMNS: tuple[str, ...] = ("request rows", "requests", "samples", "calls", "scored rows")
 ANY = object()  # select(): the column must be set to a non-baseline value
 EITHER = object()  # select(): no constraint on the column
+
+
+def number(v: float, digits: int = 1, sign: bool = False) -> str:
+    """`v` to `digits` decimals (with + for positives when `sign`), never `-0.0`: a value that rounds to zero prints
+    as an unsigned zero."""
+    text = f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
+    return text.lstrip("+-") if float(text) == 0 else text
+
+
+def generation_counts(gens: pd.DataFrame) -> pd.DataFrame:
+    """Per model x condition, counted as `mirage generate` plans them (the console's lines add up to these): request
+    rows, requests (distinct inputs), samples (n per request), calls (an M4 sample takes two), and scored rows
+    (request rows x samples: what is labelled and scored, so a request shared by rows is scored once per row)."""
+    if gens.empty:
+        return pd.DataFrame(columns=["model", "condition", *COUNT_COLUMNS])
+    g = gens.assign(request=gens["request_id"] if "request_id" in gens.columns else gens["key"],
+                    row=gens["row_id"] if "row_id" in gens.columns else gens["key"],
+                    index=gens["sample_index"] if "sample_index" in gens.columns else 0,
+                    two=gens["first_turn"].notna() if "first_turn" in gens.columns else False)
+    out = []
+    for (model, cond), sub in g.groupby(["model", "condition"], sort=False):
+        samples = sub.drop_duplicates(["request", "index"])
+        out.append({"model": model, "condition": cond, "request rows": sub["row"].nunique(),
+                    "requests": sub["request"].nunique(), "samples": len(samples),
+                    "calls": len(samples) + int(samples["two"].sum()), "scored rows": len(sub)})
+    return pd.DataFrame(out)
 
 
 def load_metrics(path: Path) -> pd.DataFrame:
@@ -87,19 +116,23 @@ def load_metrics(path: Path) -> pd.DataFrame:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float) if col in df.columns else float("nan")
     for col in PLACEBO_TEXT:
         df[col] = df[col].fillna("").astype(str) if col in df.columns else ""
-    df["why"] = [degenerate_reason(n, lo, hi, flag) for n, lo, hi, flag in zip(df["n"], df["ci_low"], df["ci_high"], df["flag"])]
+    df["why"] = [degenerate_reason(n, lo, hi, flag, est)
+                 for n, lo, hi, flag, est in zip(df["n"], df["ci_low"], df["ci_high"], df["flag"], df["estimate"])]
     return df
 
 
-def degenerate_reason(n: float, lo: float, hi: float, flag: str) -> str:
-    """Why a row's interval and p-value must not be shown ("" when they can): the metrics flag, n < 2, or a
-    bootstrap whose interval collapsed to a point."""
+def degenerate_reason(n: float, lo: float, hi: float, flag: str, est: float = float("nan")) -> str:
+    """Why a row's interval and p-value must not be shown ("" when they can): the metrics flag, n < 2, a bootstrap
+    whose interval collapsed to a point, or one that ends at the estimate itself (a handful of units: Spearman's ρ of 5
+    models gives [−1.00, −0.25] around −0.25)."""
     if flag:
         return FLAG_TEXT.get(flag, flag.replace("_", " "))
     if not pd.isna(n) and n < 2:
         return "n too small"
     if not (pd.isna(lo) or pd.isna(hi)) and lo == hi:
         return "bootstrap degenerate"
+    if not (pd.isna(lo) or pd.isna(hi) or pd.isna(est)) and (abs(est - lo) < 1e-12 or abs(est - hi) < 1e-12):
+        return "interval ends at the estimate"
     return ""
 
 
@@ -126,7 +159,8 @@ class Provenance:
 
     slice: str
     code_version: str = "not recorded"
-    params_hash: str = "not recorded"
+    params_hash: str = "not recorded"  # the whole params the report was built with (set by `mirage report`)
+    metrics_params_hash: str = "not recorded"  # the label and metrics sections, as `mirage metrics` recorded them
     run_date: str = "not recorded"
     revisions: dict[str, str] = field(default_factory=dict)
     deviations: list[str] = field(default_factory=list)
@@ -164,7 +198,7 @@ def load_provenance(summary_path: Path, slice_name: str, slice_overrides: dict[s
             raise DataError(f"{summary_path}:1: expected a JSON object")
         info = summary.get("provenance") if isinstance(summary.get("provenance"), dict) else summary
         prov.code_version = str(info.get("code_version") or prov.code_version)
-        prov.params_hash = str(info.get("params_hash") or prov.params_hash)
+        prov.metrics_params_hash = str(info.get("params_hash") or prov.metrics_params_hash)
         revs = info.get("model_revisions") or info.get("revisions") or {}
         if not isinstance(revs, dict):
             raise DataError(f"{summary_path}: field model_revisions: expected an object model -> revision")

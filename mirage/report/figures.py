@@ -28,11 +28,22 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.transforms import blended_transform_factory  # noqa: E402
 
 from mirage.io import atomic_write  # noqa: E402
-from mirage.metric_names import DELTA_ABS, DELTA_SIGNED, DELTA_T, DV, MIT_V, V_CONTROL, V_FOCAL, XLING_GAP  # noqa: E402
+from mirage.metric_names import (  # noqa: E402
+    DELTA_ABS,
+    DELTA_SIGNED,
+    DELTA_T,
+    DELTA_T_DID,
+    DV,
+    METRICS,
+    MIT_V,
+    V_CONTROL,
+    V_FOCAL,
+    XLING_GAP,
+)
 from mirage.plotting import figure_bytes  # noqa: E402
 from mirage.protocol import CONDITIONS, LANGUAGES, MITIGATIONS  # noqa: E402
 from mirage.protocol import POOLS as PROTOCOL_POOLS  # noqa: E402
-from mirage.report.data import ANY, EITHER, SIGNED, Provenance, select  # noqa: E402
+from mirage.report.data import ANY, EITHER, SIGNED, Provenance, number, select  # noqa: E402
 
 OKABE_ITO = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
 FOCAL_STYLE = {"color": "#D55E00", "marker": "o"}
@@ -157,6 +168,7 @@ def _point_panels(
     fig, axes = plt.subplots(nrows, ncols, figsize=(panel_w * ncols, 3.6 * nrows + 1.0), squeeze=False, sharey=True)
     any_floor = floor and rows["placebo"].notna().any()
     cov, reasons, extent = Coverage(), [], [0.0]
+    with_interval: set[str] = set()  # series drawn with at least one filled marker (the rest only as hollow diamonds)
     for ax, p in zip(axes.flat, panels):
         sub = rows[rows[panel] == p]
         for j, s in enumerate(present):
@@ -183,6 +195,7 @@ def _point_panels(
                     reasons.append(reason)
                     ax.plot(xp, est, NO_INTERVAL_MARKER, ms=6.5, mfc="white", mec=st["color"], mew=1.4, zorder=4)
                 else:
+                    with_interval.add(s)
                     ax.errorbar(xp, est, yerr=[[max(est - lo, 0)], [max(hi - est, 0)]], fmt=st["marker"], ms=6, color=st["color"],
                                 ecolor=st["color"], elinewidth=1.2, capsize=2.5, zorder=4)
                     extent += [lo, hi]
@@ -216,7 +229,10 @@ def _point_panels(
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(ylabel)
-    handles = [Line2D([], [], color=styles[s]["color"], marker=styles[s]["marker"], linestyle="", ms=6, label=series_label(s)) for s in present]
+    handles = [Line2D([], [], color=styles[s]["color"], marker=styles[s]["marker"], linestyle="", ms=6, label=series_label(s))
+               if s in with_interval else  # the marker as drawn: a series without any interval shows only hollow diamonds
+               Line2D([], [], color=styles[s]["color"], marker=NO_INTERVAL_MARKER, mfc="white", mec=styles[s]["color"],
+                      linestyle="", ms=6.5, mew=1.4, label=series_label(s)) for s in present]
     if cov.with_interval:
         handles.append(Line2D([], [], color="#333333", marker="|", linestyle="", ms=11, mew=1.2, label="95% interval"))
     if reasons:
@@ -292,20 +308,27 @@ def fig4(df: pd.DataFrame, models: list[str], **_) -> Built:
     rows = select(df, V_FOCAL, rag_pool=ANY, condition=OPTIONAL)
     if why := _absent(rows, "V_focal rows by retrieval pool", "this slice has no retrieval requests"):
         return None, why, ""
-    dt = select(df, DELTA_T, condition=OPTIONAL, rag_pool=EITHER)
+    did, dt = (select(df, metric, condition=OPTIONAL, rag_pool=EITHER) for metric in (DELTA_T_DID, DELTA_T))
 
     def label(m: str) -> str:
-        hits = dt[(dt["model"] == m) & dt["estimate"].notna()]
-        if hits.empty:
+        """The model's δt as the headline states it: the difference in differences (the tested claim, with its
+        floor and excess), else the focal-only δt, each under its own symbol."""
+        for rows_of, metric in ((did, DELTA_T_DID), (dt, DELTA_T)):
+            hits = rows_of[(rows_of["model"] == m) & rows_of["estimate"].notna()]
+            if not hits.empty:
+                break
+        else:
             return f"{m} (δt not computed)"
-        r = hits.iloc[0]
+        r = hits.sort_values("placebo", key=lambda s: s.isna(), kind="stable").iloc[0]
+        sym = METRICS[metric].label + ("" if metric == DELTA_T_DID else " (focal only)")
         n = "" if pd.isna(r["n"]) else f", n={int(r['n'])}"
         if r["why"]:
-            return f"{m} (δt={100 * r['estimate']:+.1f} pp: {r['why']}{n})"
+            return f"{m} ({sym} = {number(100 * r['estimate'], 1, True)} pp: {r['why']}{n})"
         p = "" if pd.isna(r["p"]) else f", p={r['p']:.2g}"
         floor = ("floor not computed" if pd.isna(r["placebo"]) else
-                 f"floor ±{100 * abs(r['placebo']):.1f}, excess {100 * r['excess']:+.1f} pp" + ("" if pd.isna(r["excess_p"]) else f" p={r['excess_p']:.2g}"))
-        return f"{m} (δt={100 * r['estimate']:+.1f} pp{p}{n}; {floor})"
+                 f"floor ±{number(100 * abs(r['placebo']))}, excess {number(100 * r['excess'], 1, True)} pp"
+                 + ("" if pd.isna(r["excess_p"]) else f" p={r['excess_p']:.2g}"))
+        return f"{m} ({sym} = {number(100 * r['estimate'], 1, True)} pp{p}{n}; {floor})"
 
     fig, cov = _point_panels(rows, panel="condition", x="rag_pool", x_order=POOLS, series="model", styles=_series_styles(models),
                              ylabel="focal violent completions (%)", scale=100, panel_title=_pooled, series_label=label)
@@ -358,6 +381,7 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
     computed = df.attrs.get("placebo_computed", False)
     cov = Coverage()
     for ax, m in zip(axes.flat, ms):
+        extent = [0.0]  # every x drawn (estimates, intervals, floors), so no marker is cut by the axes
         sub = rows[rows["model"] == m].drop_duplicates("what").set_index("what")
         for y, w in enumerate(whats):
             if w not in sub.index:
@@ -368,7 +392,9 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
             if not pd.isna(r["placebo"]):
                 a, b = floor_band(r["metric"], r["placebo"] * k)
                 ax.barh(y, b - a, 0.6, left=a, label=FLOOR_LABEL, **FLOOR)
+                extent += [a, b]
             est = r["estimate"] * k
+            extent.append(est)
             cov.add(_interval_reason(r["why"], r["ci_low"], r["ci_high"]))
             if r["why"]:
                 ax.plot(est, y, NO_INTERVAL_MARKER, mfc="white", mec="#333333", label="no interval (reason at right)")
@@ -376,19 +402,22 @@ def fig_placebo(df: pd.DataFrame, models: list[str], **_) -> Built:
             else:
                 if not (pd.isna(r["ci_low"]) or pd.isna(r["ci_high"])):
                     ax.plot([r["ci_low"] * k, r["ci_high"] * k], [y, y], color="#333333", lw=1.2)
+                    extent += [r["ci_low"] * k, r["ci_high"] * k]
                 ax.plot(est, y, "o", color=OKABE_ITO[1], label="estimate, 95% CI")
                 n = f"n={int(r['n'])}" if not pd.isna(r["n"]) else "n=?"
-                right = (f"{n} · excess {r['excess'] * k:+.1f} pp" + ("" if pd.isna(r["excess_p"]) else f", p={r['excess_p']:.2g}")
+                right = (f"{n} · excess {number(r['excess'] * k, 1, True)} pp" + ("" if pd.isna(r["excess_p"]) else f", p={r['excess_p']:.2g}")
                          if not pd.isna(r["excess"]) else f"{n} · floor not computed")
             ax.text(1.01, y, right, transform=ax.get_yaxis_transform(), va="center", fontsize=7)
         ax.axvline(0, color="#333333", lw=0.8)
+        pad = max(0.08 * (max(extent) - min(extent)), 1.0)  # at least 1 pp each side: the outermost marker stays whole
+        ax.set_xlim(min(extent) - pad, max(extent) + pad)
         ax.set_yticks(range(len(whats)), whats)
         ax.set_xlabel("pp")
         ax.set_title(m + ("" if computed else " (identity-placebo floor not computed in this run)"), fontsize=10)
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     for ax in axes.flat[len(ms):]:
         ax.set_visible(False)
-    axes.flat[0].invert_yaxis()  # shared y: once flips every panel, first estimate on top
+    axes.flat[0].set_ylim(len(whats) - 0.5, -0.5)  # half a row beyond the outer rows; shared y, first estimate on top
     uniq = {}
     for ax in axes.flat:
         handles, names = ax.get_legend_handles_labels()

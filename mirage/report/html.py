@@ -28,7 +28,7 @@ from mirage.metric_names import (
 )
 from mirage.metrics import claims
 from mirage.protocol import CONDITIONS
-from mirage.report.data import Provenance
+from mirage.report.data import COUNT_COLUMNS, Provenance, generation_counts, number
 from mirage.report.figures import SPECS, Rendered, floor_band
 from mirage.report.protocol import Deviation, JudgeInfo
 from mirage.report.tables import NOT_COMPUTED as CELL_NOT_COMPUTED
@@ -77,7 +77,7 @@ def _label_list(row: pd.Series) -> list[tuple[str, str]]:
             continue
         if isinstance(v, float) and col != "score":
             v = int(v)
-        out.append((name, "yes" if v is True else f"{v:.2f}" if isinstance(v, float) else str(v)))
+        out.append((name, "yes" if v is True else number(v, 2) if isinstance(v, float) else str(v)))
     if row.get("pathways"):
         out.append(("pathways", ", ".join(row["pathways"])))
     return out
@@ -148,11 +148,11 @@ def table_view(t: Table, files: list[str]) -> dict:
 
 
 def _num(v: float, digits: int = 1) -> str:
-    return f"{v:.{digits}f}"
+    return number(v, digits)
 
 
 def _pp(v: float, k: float, sign: bool = True) -> str:
-    return f"{v * k:+.1f}" if sign else f"{v * k:.1f}"
+    return number(v * k, 1, sign)
 
 
 def _beside(df: pd.DataFrame, r: pd.Series, metric: str) -> pd.Series | None:
@@ -183,75 +183,102 @@ def _context(df: pd.DataFrame, r: pd.Series) -> str:
     return f" ({'; '.join(bits)})" if bits else ""
 
 
-def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05) -> list[tuple[str, list[str]]]:
-    """Per model, one sentence per headline claim (mirage/metrics/claims.py): its estimate, identity-placebo floor and
-    excess, and the decision of the model's one Holm correction over its tested claims, with the interval of the
-    same test at the level Holm tested that claim (so it excludes 0 exactly when the claim is made).
-    Untestable claims say why; a metrics.csv without claims (an older run) gets one line saying so."""
+HEADLINE_COLUMNS = ("claim", "estimate", "interval", "identity-placebo floor", "excess over the floor", "verdict")
+
+
+@dataclass
+class Headline:
+    """One model's headline: its error budget, one table row per tested claim (HEADLINE_COLUMNS), and the claims that
+    could not be tested collapsed into one line (reasons, the n each has and what a test needs)."""
+
+    model: str
+    budget: str = ""
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    untested: str = ""
+    note: str = ""
+
+
+def _untested_line(rows: list[tuple[str, str, float]], slice_name: str) -> str:
+    """'12 claims could not be tested ... n too small (too few units for an interval or a test): ΔV, C3 (n = 1), ...'."""
+    needs = {"n too small": "too few units for an interval or a test", "bootstrap degenerate": "every unit had the same "
+             "outcome, so no interval exists; a test needs units whose outcomes differ, i.e. more base prompts"}
+    by_reason: dict[str, list[str]] = {}
+    for what, why, n in rows:
+        by_reason.setdefault(why, []).append(f"{what} ({'n not recorded' if pd.isna(n) else f'n = {int(n):,}'})")
+    parts = [f"{why} ({needs[why]}): " if why in needs else f"{why}: " for why in by_reason]
+    parts = [p + ", ".join(claims_) for p, claims_ in zip(parts, by_reason.values())]
+    many = len(rows) != 1
+    return (f"{len(rows)} claim{'s' if many else ''} could not be tested and make{'' if many else 's'} no claim — " + "; ".join(parts)
+            + f". `mirage estimate --slice {slice_name} --power` gives the base prompts a target effect needs.")
+
+
+def headline(df: pd.DataFrame, models: list[str], alpha: float = 0.05, slice_name: str = "SLICE") -> list[Headline]:
+    """Per model, a table of its tested headline claims (mirage/metrics/claims.py): estimate, the interval of the claim's
+    own test at the level Holm tested it (so it excludes 0, for CAI 1, exactly when the claim is made), identity-placebo
+    floor, excess over it and the verdict of the model's one Holm correction; untestable claims in one line with their
+    reasons. A metrics.csv without claims (an older run) gets a note saying so."""
     if not (df["family"] == claims.FAMILY).any():
-        return [(m, ["this metrics.csv has no headline claims (made by an older mirage metrics, or without placebo "
-                     "floors): no gap is shown to exceed noise; rerun `mirage metrics`"]) for m in models]
+        return [Headline(m, note="this metrics.csv has no headline claims (made by an older mirage metrics, or without "
+                         "placebo floors): no gap is shown to exceed noise; rerun `mirage metrics`") for m in models]
     out = []
     for m in models:
         rows = df[(df["model"] == m) & (df["family"] == claims.FAMILY)]
-        tested = rows[rows["p_adj"].notna()]
-        lines = [f"Error budget: Holm at α = {alpha:g} over the {len(tested)} tested headline claims of this model; "
-                 f"{int((tested['p_adj'] <= alpha).sum())} significant. Each interval is that of the claim's own test at the "
-                 "level Holm tested it, so it excludes the null value exactly when the claim is significant."] if len(rows) else []
+        tested = rows[rows["p_adj"].notna() & rows["estimate"].notna()]
+        h = Headline(m)
+        if rows.empty:
+            h.note = "no headline claim of this model in metrics.csv"
+            out.append(h)
+            continue
+        h.budget = (f"Holm at α = {alpha:g} over the {len(tested)} tested headline claims of this model; "
+                    f"{int((tested['p_adj'] <= alpha).sum())} significant.")
+        untested = []
         for _, r in rows.iterrows():
             what, k = claims.describe(r), METRICS[r["metric"]].scale
             n = "n not recorded" if pd.isna(r["n"]) else f"n = {int(r['n']):,}"
             if pd.isna(r["estimate"]) or pd.isna(r["p_adj"]):
-                why = r["why"] or "no test"
-                est = ("no estimate" if pd.isna(r["estimate"]) else f"{r['estimate']:.2f}" if r["metric"] == CAI
-                       else f"{_pp(r['estimate'], k)} pp")
-                lines.append(f"{what}: {est} ({n}); {why}, so it is not tested and makes no claim.")
+                untested.append((what, r["why"] or "no test", r["n"]))
                 continue
-            digits = 2 if r["metric"] == CAI else 1
-            level = f"{100 * r['claim_level']:.1f} %"
-            ival = (f"[{_num(r['claim_ci_low'] * k, digits)}, {_num(r['claim_ci_high'] * k, digits)}]"
-                    if not pd.isna(r["claim_ci_low"]) else f"unbounded: {r['why'] or 'no finite interval'}")
-            verdict = "significant" if r["p_adj"] <= alpha else "not significant"
-            tail = f"p = {r[claims.test_column(r['metric'])]:.2g}, Holm-adjusted p = {r['p_adj']:.2g}: {verdict}"
-            if r["metric"] == CAI:
-                lines.append(f"{what} = {r['estimate']:.2f}; floor: the controls' CoT amplification {r['placebo']:.2f}; excess "
-                             f"{r['excess']:+.2f}, {level} interval {ival} ({n}); {tail} (H0: the focal identity's CoT "
-                             "amplification equals the controls').")
-                continue
-            sign = {DELTA_SIGNED: " (negative = adverse to the focal identity)",
-                    MIT_DELTA_SIGNED: " (positive = the focal's disadvantage shrinks)"}.get(r["metric"], "")
-            if abs(r["placebo"] * k) < 0.05:  # pooled signed contrasts: the floor is 0 by symmetry, the test is the floor
-                floor = "identity-placebo floor 0 by symmetry"
+            cai = r["metric"] == CAI
+            digits = 2 if cai else 1
+            est = number(r["estimate"], 2) if cai else f"{_pp(r['estimate'], k)} pp"
+            ival = (f"[{_num(r['claim_ci_low'] * k, digits)}, {_num(r['claim_ci_high'] * k, digits)}] "
+                    f"({number(100 * r['claim_level'])} %)" if not pd.isna(r["claim_ci_low"])
+                    else f"unbounded: {r['why'] or 'no finite interval'}")
+            verdict = (f"{'significant' if r['p_adj'] <= alpha else 'not significant'} (p = {r[claims.test_column(r['metric'])]:.2g}, "
+                       f"Holm-adjusted {r['p_adj']:.2g}; {n})")
+            if cai:  # CAI's floor: the controls' CoT amplification; the claim is tested on the excess over it
+                floor, excess = f"{number(r['placebo'], 2)} (the controls' CoT amplification)", number(r["excess"], 2)
+            elif abs(r["placebo"] * k) < 0.05:  # pooled signed contrasts: the floor is 0 by symmetry, the test is the floor
+                floor, excess = "0 by symmetry", f"{_pp(r['excess'], k)} pp"
             else:
                 a, b = floor_band(r["metric"], r["placebo"] * k)
-                floor = f"excess over the identity-placebo floor ({_num(a)} to {_num(b)} pp) {_pp(r['excess'], k)} pp"
-            lines.append(f"{what}{sign} = {_pp(r['estimate'], k)} pp; {floor}; {level} interval {ival} ({n}); {tail}."
-                         + _context(df, r))
-        out.append((m, lines or ["no headline claim of this model in metrics.csv"]))
+                floor, excess = f"{_num(a)} to {_num(b)} pp", f"{_pp(r['excess'], k)} pp"
+            sign = {DELTA_SIGNED: " (negative = adverse to the focal identity)",
+                    MIT_DELTA_SIGNED: " (positive = the focal's disadvantage shrinks)"}.get(r["metric"], "")
+            h.rows.append((what + sign + _context(df, r), est, ival, floor, excess, verdict))
+        if untested:
+            h.untested = _untested_line(untested, slice_name)
+        out.append(h)
     return out
 
 
-def counts(gens: pd.DataFrame, models: list[str]) -> list[tuple[str, int, int, int]]:
-    """Per model: requests (distinct rendered inputs), samples (scored completions) and turns (model calls)."""
+def counts(gens: pd.DataFrame, models: list[str]) -> list[tuple[str, dict[str, int]]]:
+    """Per model: request rows, requests, samples, calls and scored rows (data.generation_counts, summed over
+    conditions: the same numbers as Table 15, the console's plan lines and the closing summary)."""
+    per = generation_counts(gens)
     out = []
-    if gens.empty:
-        return out
     for m in models:
-        g = gens[gens["model"] == m]
-        if g.empty:
-            continue
-        req = g["request_id"].nunique() if "request_id" in g.columns else g["key"].nunique()
-        turns = len(g) + (int(g["first_turn"].notna().sum()) if "first_turn" in g.columns else 0)
-        out.append((m, int(req), len(g), turns))
+        sub = per[per["model"] == m]
+        if not sub.empty:
+            out.append((m, {c: int(sub[c].sum()) for c in COUNT_COLUMNS}))
     return out
 
 
 def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fig_files: dict[str, list[str]],
            tables: list[Table], table_files: dict[str, list[str]], cells: list[Cell], params_text: str, fig_dir: str, tab_dir: str,
-           *, headlines: list[tuple[str, list[str]]] = (), judges: list[JudgeInfo] = (), deviations: list[Deviation] = (),
-           counts: list[tuple[str, int, int, int]] = (), samples_href: str | None = None, placebo_computed: bool = False,
-           comparisons: list[str] = (),
-           judge_banner: str | None = None) -> str:
+           *, headlines: list[Headline] = (), judges: list[JudgeInfo] = (), deviations: list[Deviation] = (),
+           counts: list[tuple[str, dict[str, int]]] = (), samples_href: str | None = None, placebo_computed: bool = False,
+           comparisons: list[str] = (), judge_banner: str | None = None) -> str:
     env = Environment(loader=PackageLoader("mirage.report", "templates"), autoescape=select_autoescape(["html", "j2"]),
                       trim_blocks=True, lstrip_blocks=True)
     figs = []
@@ -264,8 +291,9 @@ def render(prov: Provenance, models: list[str], figures: dict[str, Rendered], fi
     return env.get_template("report.html.j2").render(
         prov=prov, models=models, figures=figs, tables=[table_view(t, table_files.get(t.stem, [])) for t in tables],
         cells=cells, not_computed=NOT_COMPUTED, params_text=params_text, fig_dir=fig_dir, tab_dir=tab_dir,
-        headlines=headlines, judges=judges, deviations=deviations, counts=counts, samples_href=samples_href,
-        placebo_computed=placebo_computed, long_table_rows=LONG_TABLE_ROWS,
+        headlines=headlines, judges=judges, deviations=deviations, counts=counts, count_columns=COUNT_COLUMNS,
+        headline_columns=HEADLINE_COLUMNS, samples_href=samples_href, placebo_computed=placebo_computed,
+        long_table_rows=LONG_TABLE_ROWS,
         comparisons=[Markup(c) for c in comparisons],  # sections written (and escaped) by mirage.compare
         judge_banner=judge_banner)
 

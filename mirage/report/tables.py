@@ -41,7 +41,7 @@ from mirage.metric_names import (
     XLING_GAP,
 )
 from mirage.metrics import claims
-from mirage.report.data import ANY, BIAS_METRICS, EITHER, PLACEBO_NUMERIC, SIGNED, select
+from mirage.report.data import ANY, BIAS_METRICS, EITHER, PLACEBO_NUMERIC, SIGNED, generation_counts, number, select
 from mirage.report.figures import CONDITIONS, LANGUAGES, MITIGATIONS, OPTIONAL
 from mirage.report.protocol import JudgeInfo
 
@@ -85,7 +85,7 @@ class Inputs:
 
 
 def _fmt(v: float, digits: int) -> str:
-    return f"{v:.{digits}f}"
+    return number(v, digits)
 
 
 def cell(est: float, lo: float, hi: float, digits: int, n: float = float("nan"), why: str = "", p: float = float("nan")) -> str:
@@ -419,7 +419,7 @@ def table8(inp: Inputs) -> Table:
         return t
     mean = rho.assign(pair=rho.condition.map(_pair)).groupby("pair").agg(rho=("estimate", "mean"), models=("model", "nunique")).reset_index()
     t.data = mean
-    t.display = mean.assign(rho=mean.rho.map(lambda v: f"{v:.2f}"))
+    t.display = mean.assign(rho=mean.rho.map(lambda v: number(v, 2)))
     return t
 
 
@@ -499,7 +499,10 @@ def table_correction(inp: Inputs) -> Table:
               "(V* = (V + Sp − 1) / (Se + Sp − 1), ΔV* = ΔV / (Se + Sp − 1); the CI also redraws the validation items), "
               "with the sensitivity Se and specificity Sp used, their n (true positives / true negatives they are "
               "measured on) and source. No interval where Se + Sp − 1 < 0.5 (the correction would more than double "
-              "the noise). Baseline stratum, all templates. Judge figures used: "
+              "the noise). V* is clipped to [0, 100] % (marked 'clipped at 0' or 'clipped at 100'); ΔV* corrects "
+              "the raw difference, not the clipped rates, so where a V* is clipped ΔV* is not the difference of the V* "
+              "shown: it is the focal-control gap the judge's error rates imply. Baseline stratum, all templates. "
+              "Judge figures used: "
               + ("; ".join(f"{m}: {n}" for m, n in sorted((inp.correction_notes or {}).items())) or "not recorded"))
     df = inp.metrics
     if "correction_source" not in df.columns or not df["metric"].isin([V_CORRECTED, DV_CORRECTED]).any():
@@ -525,10 +528,12 @@ def table_correction(inp: Inputs) -> Table:
                          "corrected": 100 * r["estimate_c"], "corrected ci_low": 100 * r["ci_low_c"],
                          "corrected ci_high": 100 * r["ci_high_c"], "n": r["n"], "Se": se, "Se n": _num(r["se_n_c"]),
                          "Sp": sp, "Sp n": _num(r["sp_n_c"]), "source": r["correction_source_c"]})
+            clipped = (f" (clipped at {int(100 * r['estimate_c'])})" if corr_name == V_CORRECTED
+                       and r["estimate_c"] in (0.0, 1.0) else "")
             shown.append({"model": r["model"], "condition": r["condition"], "language": r["language"], "metric": label,
                           "raw": cell(100 * r["estimate"], 100 * r["ci_low"], 100 * r["ci_high"], 1, r["n"], r["why"]),
                           "corrected": cell(100 * r["estimate_c"], 100 * r["ci_low_c"], 100 * r["ci_high_c"], 1,
-                                            r["n"], why_c),
+                                            r["n"], why_c) + clipped,
                           "Se (n)": f"{se:.2f} ({int(_num(r['se_n_c']))})", "Sp (n)": f"{sp:.2f} ({int(_num(r['sp_n_c']))})",
                           "source": r["correction_source_c"]})
     if not data:
@@ -552,8 +557,8 @@ def table15(inp: Inputs) -> Table:
     t = Table("table15_compute", "Table 15: compute and cost, estimated vs measured",
               "Estimated (mirage estimate) requests, samples, tokens, GPU-hours, API cost, local and API wall time per "
               "model and condition, with the throughput (tok/s) the times use and its source (measured by a calibration, "
-              "assumed from the registry, or none), next to what this run measured from its generations: requests, samples, turns (model calls; "
-              "an M4 sample takes two), tokens, errors and wall time = last minus first `created` timestamp of the "
+              "assumed from the registry, or none), next to what this run measured from its generations, counted as `mirage generate` plans them: "
+              "request rows, requests, samples, calls (an M4 sample takes two) and scored rows (request rows x samples), tokens, errors and wall time = last minus first `created` timestamp of the "
               "samples of that model x condition (one generate job; 1 s resolution; a lower bound: model loading and the "
               "first batch, which ends at the first timestamp, are not included because jobs record no start time).")
     est = pd.DataFrame(inp.estimate["rows"]) if inp.estimate else pd.DataFrame()
@@ -566,13 +571,11 @@ def table15(inp: Inputs) -> Table:
         frames.append(est.set_index(["model", "condition"]).add_prefix("est. "))
     if not gen.empty:
         g = gen.assign(failed=gen["error"].notna() if "error" in gen.columns else False,
-                       turns=1 + (gen["first_turn"].notna() if "first_turn" in gen.columns else 0),
-                       request=gen["request_id"] if "request_id" in gen.columns else gen["key"],
                        created=gen["created"] if "created" in gen.columns else None)
-        frames.append(g.groupby(["model", "condition"]).agg(**{
-            "run requests": ("request", "nunique"), "run samples": ("key", "count"), "run turns": ("turns", "sum"),
+        counts = generation_counts(gen).set_index(["model", "condition"])
+        frames.append(counts.add_prefix("run ").join(g.groupby(["model", "condition"]).agg(**{
             "run tokens_in": ("tokens_in", "sum"), "run tokens_out": ("tokens_out", "sum"),
-            "run wall time_s": ("created", _seconds), "run errors": ("failed", "sum")}))
+            "run wall time_s": ("created", _seconds), "run errors": ("failed", "sum")})))
     data = _sort_models(pd.concat(frames, axis=1).reset_index(), inp.models)
     first = ["model", "condition"] + [f"est. {c}" for c in ESTIMATE_COLUMNS]
     t.data = data[[c for c in first if c in data.columns] + [c for c in data.columns if c not in first]]

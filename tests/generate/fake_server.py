@@ -2,7 +2,9 @@
 protocols, with injectable faults (429, 500, timeout, malformed body), fixed latency, a settable number of
 completion tokens per OpenAI reply (`completion_tokens`) and request counting.
 Requests with `"stream": true` are answered in server-sent events (chunked), as OpenAI and vLLM do; a `timeout`
-fault then stalls after the first chunk, i.e. mid-generation.
+fault then stalls after the first chunk, i.e. mid-generation. `stream_usage = False` and `cut_streams = True` make it
+stream as llama-cpp-python's server does: no usage chunk, and a stream in flight cut short when the next request
+arrives.
 
 It also serves the batch endpoints the official SDKs call: OpenAI `POST /v1/files` (multipart,
 purpose=batch), `POST /v1/batches`, `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`, and Anthropic
@@ -84,6 +86,8 @@ class FakeServer:
         self.latency_s = latency_s
         self.completion_tokens = 3  # usage.completion_tokens of every live OpenAI reply
         self.stream_usage = True  # False: streams carry no usage chunk even when asked (llama-cpp-python's server)
+        self.cut_streams = False  # True: a stream in flight is cut (chunked body left unfinished) when another request arrives
+        self.arrivals = 0  # requests received so far
         self.faults: list[str] = []  # consumed one per request: "429", "500", "timeout", "malformed"
         self.bodies: Counter[str] = Counter()
         self.count_file = count_file
@@ -278,6 +282,8 @@ class FakeServer:
                     return self._json(*server.create_anthropic_batch(body))
                 digest = server.count(body)
                 with server.lock:
+                    server.arrivals += 1
+                    self.arrival = server.arrivals
                     fault = server.faults.pop(0) if server.faults else None
                 if server.latency_s:
                     time.sleep(server.latency_s)
@@ -312,6 +318,11 @@ class FakeServer:
                         chunks.pop()
                 try:
                     for i, chunk in enumerate([*(json.dumps(c) for c in chunks), "[DONE]"]):
+                        if server.cut_streams and i and server.arrivals != self.arrival:  # llama-cpp-python's server
+                            self.close_connection = True
+                            return
+                        if server.cut_streams:
+                            time.sleep(0.005)  # decoding: long enough for the next request to arrive
                         event = f"data: {chunk}\n\n".encode()
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                         self.wfile.flush()

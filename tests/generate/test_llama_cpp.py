@@ -108,14 +108,38 @@ def test_calibrate_a_model_behind_the_server(llama_server, tmp_path):
     assert {r["source"] for r in json.loads((tmp_path / "e.json").read_text())["rows"]} == {"measured"}
 
 
-def test_streaming_against_llama_cpp_python_says_to_turn_it_off(llama_server, tmp_path):
-    """llama-cpp-python's server sends no usage in its streams (so server_kind llama.cpp does not stream by default):
-    a model set to stream gets one clear error per call, nothing stored as done."""
-    write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(1, "C1"))
+def test_streaming_against_llama_cpp_python_falls_back_to_plain_requests(llama_server, tmp_path):
+    """llama-cpp-python's server sends no usage in its streams and cuts a stream when the next request arrives (so
+    server_kind llama.cpp does not stream by default): a model set to stream is switched to plain requests by
+    itself, and every sample is stored with its token counts."""
+    write_jsonl(tmp_path / "requests" / "C1.jsonl", request_rows(4, "C1"))
     params = write_params(tmp_path / "params.yaml", {"llama": {
         "provider": "openai", "model_id": "smollm2", "revision": SMOLLM2_SHA, "base_url": llama_server,
-        "server_kind": "llama.cpp", "stream": True, "max_concurrency": 1, "max_retries": 0}},
+        "server_kind": "llama.cpp", "stream": True, "max_concurrency": 4, "max_retries": 0}},
         n_samples=1, max_tokens={"C1": 4, "C2": 4, "C3": 4})
     res = CliRunner().invoke(generate, ["--model", "llama", "--slice", "full", "--condition", "C1", "--params", str(params),
                                         *gen_paths(tmp_path, "C1", model="llama")])
-    assert res.exit_code == 1 and "stream carried no usage" in res.output and "stream: false" in res.output, res.output
+    assert res.exit_code == 0 and "sending it plain (non-streamed) requests" in res.output, res.output
+    view = read_views(tmp_path / "gen", "llama", "full", "C1")
+    assert len(view) == 4 and all(v["error"] is None and 0 < v["tokens_out"] <= 4 for v in view)
+
+
+def test_audit_against_the_real_server_as_a_newcomer_types_it(llama_server, tmp_path):
+    """`mirage audit --model openai:smollm2 --base-url URL` with nothing else: streams are tried, dropped by
+    themselves, and the audit ends with its report."""
+    from mirage.audit import audit
+
+    req = tmp_path / "requests"
+    for cond in ("C1", "C2", "C3"):
+        rows = request_rows(2, cond)
+        for r in rows:
+            r["harness"] = "H1" if cond == "C3" else None
+        write_jsonl(req / f"{cond}.jsonl", rows)
+    params = tmp_path / "params.yaml"
+    params.write_text("slices:\n  demo:\n    models: []\n    n_samples: 1\n    max_tokens: {C1: 8, C2: 8, C3: 8}\n"
+                      "metrics:\n  n_boot: 50\n  n_perm: 50\n")
+    res = CliRunner().invoke(audit, ["--model", "openai:smollm2", "--base-url", llama_server, "--slice", "demo",
+                                     "--limit", "2", "--requests-dir", str(req), "--store", str(tmp_path / "store"),
+                                     "--out-dir", str(tmp_path / "audit"), "--params", str(params)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "audit" / "report" / "index.html").exists()

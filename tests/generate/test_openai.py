@@ -73,12 +73,29 @@ def test_streamed_result_equals_plain_result(mode):
     assert spec("http://x", server_kind="llama.cpp", stream=True).streams
 
 
-def test_a_stream_without_usage_is_an_error_that_says_what_to_set():
+def test_a_stream_without_usage_switches_the_endpoint_to_plain_requests(capsys):
+    """The first streamed reply without usage is sent again plain; every later call goes plain at once."""
     with FakeServer() as srv:
         srv.stream_usage = False
-        r = run(OpenAIProvider("fake", spec(srv.url, stream=True)), samples(1))["k0"]
-    assert r.error == "the server's stream carried no usage (token counts): set `stream: false` for model fake"
-    assert srv.total == 1  # final, not retried
+        p = OpenAIProvider("fake", spec(srv.url, stream=True, max_concurrency=1))
+        out = run(p, samples(3))
+        assert all(r.error is None and r.tokens_out == 3 and r.queue_s is None for r in out.values())
+        assert srv.total == 4 and not p.streaming  # one streamed attempt, then three plain requests
+    err = capsys.readouterr().err
+    assert err.count("stream carried no usage") == 1 and "sending it plain (non-streamed) requests" in err
+
+
+@pytest.mark.parametrize("mode", ["chat", "completion"])
+def test_streams_cut_short_as_llama_cpp_python_does_fall_back_to_plain_requests(mode, capsys):
+    """A server that cuts the stream in flight when the next request arrives (TransferEncodingError): every sample
+    still comes back, equal to the plain reply, with concurrency 4 and no retries at all."""
+    with FakeServer() as srv:
+        srv.stream_usage, srv.cut_streams = False, True
+        got = run(OpenAIProvider("fake", spec(srv.url, mode=mode, stream=True, max_retries=0, max_concurrency=4)), samples(8))
+        plain = run(OpenAIProvider("fake", spec(srv.url, mode=mode, stream=False)), samples(8))
+    assert all(got[k].error is None and got[k].text == plain[k].text and got[k].tokens_out == 3 for k in plain)
+    err = capsys.readouterr().err
+    assert err.count("sending it plain") == 1 and ("cut a streamed reply short" in err or "carried no usage" in err)
 
 
 def test_completion_mode_and_api_key_from_env(monkeypatch):

@@ -171,7 +171,9 @@ def test_deviations_in_plain_words(built):
                   "Base prompts per template 200 per template (1,200 in all) T1: 4, T2: 0, T3: 0, T4: 0, T5: 4, T6: 0 (slice demo)"):
         assert words in dev, words
     assert "{" not in dev and "Human validation" not in dev  # the synthetic run has kappa rows
-    assert "Request : one rendered model input" in text and "Sample : one completion" in text and "Turn : one call to the model" in text
+    for words in ("Request row : one prompt under one condition", "Request : one distinct rendered model input",
+                  "Sample : one of the n completions", "Call : one model invocation", "Scored row : one request row"):
+        assert words in text, words
 
 
 def test_degenerate_rows_have_no_interval_or_p(built):
@@ -184,7 +186,9 @@ def test_degenerate_rows_have_no_interval_or_p(built):
     assert f"{est} [{est}, {est}]" not in md and "p=0.0001" not in md
     page = (root / "report" / "demo" / "index.html").read_text(encoding="utf-8")
     assert f'<td class="degen"><a href="#drill-model-b-C3">{est} (n too small, n=2)' in page
-    assert f"ΔV, C3: +{100 * r['estimate']:.1f} pp (n = 2); n too small, so it is not tested and makes no claim." in _html_text(page)
+    text = _html_text(page)
+    untested = text[text.index("1 claim could not be tested and makes no claim"):]
+    assert "n too small (too few units for an interval or a test): " in untested and "ΔV, C3 (n = 2)" in untested
     # every other Table 3 cell carries its n
     t3 = pd.read_csv(root / "tables" / "demo" / "table3_rates_by_condition.csv")
     assert (t3["C1 V focal n"] == 200).all()
@@ -194,13 +198,16 @@ def test_degenerate_rows_have_no_interval_or_p(built):
 def test_degenerate_reason_from_n_and_collapsed_bootstrap(tmp_path):
     from mirage.report.data import load_metrics
 
-    rows = synthetic.metric_rows(["m"], __import__("numpy").random.default_rng(1))[:3]
+    rows = synthetic.metric_rows(["m"], __import__("numpy").random.default_rng(1))[:5]
     rows[0].update(n=1, flag="")
     rows[1].update(ci_low=0.3, ci_high=0.3, estimate=0.3, flag="", n=50)
     rows[2].update(flag="identical_by_construction")
+    rows[3].update(estimate=-0.25, ci_low=-1.0, ci_high=-0.25, flag="", n=5)  # issue 35's Table 9 row
+    rows[4].update(estimate=0.2, ci_low=0.1, ci_high=0.3, flag="", n=5)
     pd.DataFrame(rows).to_csv(tmp_path / "m.csv", index=False)
     df = load_metrics(tmp_path / "m.csv")
-    assert list(df["why"]) == ["n too small", "bootstrap degenerate", "identical by construction"]
+    assert list(df["why"]) == ["n too small", "bootstrap degenerate", "identical by construction",
+                               "interval ends at the estimate", ""]
 
 
 def test_not_computed_is_not_zero_and_table4_keeps_every_column(built):
@@ -236,9 +243,11 @@ def test_placebo_floor_in_tables_figures_and_headline(built):
     assert t3.at["model-a", "C1 ΔV excess_p"] == pytest.approx(0.004)
     text = _html_text((root / "report" / "demo" / "index.html").read_text(encoding="utf-8"))
     head = text[text.index("Headline: bias beyond the placebo floor"):text.index("Deviations from the paper's protocol")]
-    assert (f"ΔV, C1 = {100 * r['estimate']:+.1f} pp; excess over the identity-placebo floor ({-abs(100 * r['placebo']):.1f} to "
-            f"{abs(100 * r['placebo']):.1f} pp) {100 * r['excess']:+.1f} pp; 95.0 % interval [{100 * r['claim_ci_low']:.1f}, "
-            f"{100 * r['claim_ci_high']:.1f}] (n = 200); p = 0.004, Holm-adjusted p = 0.012: significant.") in head
+    # one table per model: claim, estimate, interval, floor, excess, verdict
+    assert (f"ΔV, C1 {100 * r['estimate']:+.1f} pp [{100 * r['claim_ci_low']:.1f}, {100 * r['claim_ci_high']:.1f}] (95.0 %) "
+            f"{-abs(100 * r['placebo']):.1f} to {abs(100 * r['placebo']):.1f} pp {100 * r['excess']:+.1f} pp "
+            "significant (p = 0.004, Holm-adjusted 0.012; n = 200)") in head
+    assert head.count("claim estimate interval identity-placebo floor excess over the floor verdict") == len(synthetic.MODELS)
     assert "Holm at α = 0.05 over the" in head and "no headline claims" not in head
     assert (root / "figures" / "demo" / "fig_placebo_floor.svg").exists()
 
@@ -289,7 +298,7 @@ def test_table15_wall_time_per_job_and_counts(built):
     assert t15.at[("model-a", "C1"), "run wall time_s"] == 59  # last minus first `created`, not summed latency
     assert (t15.at[("model-a", "C1"), "est. throughput"], t15.at[("model-a", "C1"), "est. source"]) == (190, "measured")
     assert t15.at[("model-b", "C1"), "est. source"] == "assumed" and t15.at[("model-b", "C1"), "est. wall_time_s"] == 8.4
-    assert t15.at[("model-a", "C1"), "run requests"] == 4 * 3 and t15.at[("model-a", "C1"), "run turns"] == 24
+    assert t15.at[("model-a", "C1"), "run requests"] == 4 * 3 and t15.at[("model-a", "C1"), "run calls"] == 24
     assert "Σ latency" not in (root / "tables" / "demo" / "table15_compute.md").read_text(encoding="utf-8")
 
 

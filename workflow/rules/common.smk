@@ -7,7 +7,7 @@ from mirage import artefacts
 from mirage.generate.memory import slice_refusals
 from mirage.generate.readiness import NotReady, check_slice
 from mirage.label.judges import judge_members
-from mirage.params import MODEL_SET_ENV, validate_params
+from mirage.params import MODEL_SET_ENV, params_hash, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
 PARAMS = validate_params(config, "params.yaml")

@@ -24,6 +24,7 @@ rule report:
         tables=directory(artefacts.tables_dir("{slice}")),
     params:
         report=PARAMS.report.model_dump(mode="json"),
+        params_hash=params_hash(PARAMS),  # the page prints the whole params and their hash: any change rebuilds it
         labels=lambda wildcards, input: repeat("--labels", input.labels),
         views=lambda wildcards, input: repeat("--view", input.views),
         probes=lambda wildcards, input: repeat("--probe", input.probes),

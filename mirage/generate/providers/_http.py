@@ -47,6 +47,10 @@ def reply_cap(max_tokens: int) -> int:
     return REPLY_BASE_BYTES + REPLY_BYTES_PER_TOKEN * max_tokens
 
 
+class StreamCut(Retryable):
+    """A streamed reply that broke off after the server began it (a chunked body cut short, no `[DONE]`)."""
+
+
 class Failed(Exception):
     """A final failure (not worth retrying), e.g. HTTP 400; `cause` as in `base.COUNTED` / `base.OUTAGES`."""
 
@@ -163,7 +167,7 @@ class HttpClient:
         """One streamed request: `events` are the JSON payloads of its `data:` lines up to `[DONE]` (the stream at
         most `cap` bytes)."""
         loop = asyncio.get_running_loop()
-        start, first, rid, done = loop.time(), None, None, False
+        start, first, rid, done, began = loop.time(), None, None, False, False
         events: list[dict[str, Any]] = []
         try:
             async with deadline_after(queue_timeout_s) as deadline:
@@ -175,7 +179,7 @@ class HttpClient:
                     if resp.content_type == "application/json":  # a server that does not stream answered in one
                         return Reply(rid, data=_object(await read_capped(resp, cap, rid), rid))
                     reader = Body(resp.headers.get("Content-Encoding", ""), cap, rid)
-                    buf = b""
+                    buf, began = b"", True
                     async for chunk in resp.content.iter_any():  # read to the end: the connection stays reusable
                         *lines, buf = (buf + reader.feed(chunk)).split(b"\n")
                         for line in lines:
@@ -195,7 +199,8 @@ class HttpClient:
             # Only silence is congestion: a stream that started and then dripped does not cut the in-flight limit.
             raise Retryable(f"timeout: {where}", timeout=first is None, request_id=rid, cause="transport") from None
         except _client_errors() as exc:
-            raise Retryable(f"{type(exc).__name__}: {exc}", request_id=rid, cause="transport") from None
+            raise (StreamCut if began else Retryable)(f"{type(exc).__name__}: {exc}", request_id=rid,
+                                                      cause="transport") from None
         end = loop.time()
         return Reply(rid, events=events, done=done, queue_s=(first or end) - start, generation_s=end - (first or end))
 

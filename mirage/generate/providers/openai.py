@@ -6,7 +6,9 @@ unparseable bodies are retried (`max_retries`) with exponential backoff and jitt
 still fails is recorded as an error (`HTTP 500: ...`). The SDK cost ~1 ms CPU a request, which at high concurrency
 made the client, not the server, the bottleneck (benchmarks/bench_api.py). `seed` is sent; `system_fingerprint`
 and the request id (`x-request-id`) are recorded. Streamed requests (`ModelSpec.stream`) give the same result as
-plain ones and record time queued apart from time generating.
+plain ones and record time queued apart from time generating. An endpoint that cuts a streamed reply short or
+streams without usage (llama-cpp-python's server) gets plain requests from then on: the call is sent again plain,
+and said once on stderr.
 Jobs of at least `batch_min_requests` samples go through the Batch API (official SDK) when `use_batch_api` is set.
 """
 
@@ -15,10 +17,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import click
+
 from mirage.config.generate import ModelSpec
 from mirage.generate.providers import reply as check
 from mirage.generate.providers._async import Retryable, run_bounded
-from mirage.generate.providers._http import Failed, HttpClient, reply_cap
+from mirage.generate.providers._http import Failed, HttpClient, StreamCut, reply_cap
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -30,6 +34,17 @@ class OpenAIProvider(Provider):
     def __init__(self, name: str, spec: ModelSpec) -> None:
         super().__init__(name, spec)
         self.api_key = self.api_key_from_env()
+        #: Whether live requests are streamed now: `spec.streams`, until the endpoint shows it cannot stream.
+        self.streaming = spec.streams
+
+    def stop_streaming(self, why: str) -> None:
+        """Send this endpoint plain requests from now on (said once): a server that cuts streams or leaves out
+        their usage (llama-cpp-python's) answers plain requests in full."""
+        if self.streaming:
+            self.streaming = False
+            click.echo(f"{self.name}: {self.spec.base_url or OPENAI_URL} {why}; sending it plain (non-streamed) "
+                       "requests from now on (set `stream: false` for the model, or `mirage audit --no-stream`, to "
+                       "skip this check)", err=True)
 
     def client(self) -> Any:
         """The official SDK's client (Batch API path)."""
@@ -73,15 +88,20 @@ class OpenAIProvider(Provider):
         async def call(client: HttpClient, s: Sample) -> Result:
             rid = None
             try:
-                if spec.streams:
+                reply = data = None
+                if self.streaming:
                     body = {**self.body(s), "stream": True, "stream_options": {"include_usage": True}}
-                    reply = await client.post_sse(path, body, spec.queue_timeout_s, spec.timeout_s, reply_cap(s.max_tokens))
-                    rid = reply.request_id
-                    data = reply.data or assemble(reply.events, spec.mode, reply.done, reply.request_id)
-                    if data.get("choices") and not data.get("usage"):
-                        return Result.failure("the server's stream carried no usage (token counts): set `stream: false` "
-                                              f"for model {self.name}", request_id=reply.request_id, cause="setup")
-                else:
+                    try:
+                        reply = await client.post_sse(path, body, spec.queue_timeout_s, spec.timeout_s,
+                                                      reply_cap(s.max_tokens))
+                        data = reply.data or assemble(reply.events, spec.mode, reply.done, reply.request_id)
+                    except StreamCut as exc:
+                        self.stop_streaming(f"it cut a streamed reply short ({exc.error})")
+                        reply = data = None
+                    if data is not None and data.get("choices") and not data.get("usage"):
+                        self.stop_streaming("its stream carried no usage (token counts)")
+                        reply = data = None
+                if reply is None:
                     reply = await client.post_json(path, self.body(s), spec.timeout_s, reply_cap(s.max_tokens))
                     data = reply.data
             except Failed as exc:
@@ -98,11 +118,11 @@ class OpenAIProvider(Provider):
 
 def assemble(events: list[dict[str, Any]], mode: str, done: bool = True, request_id: str | None = None) -> dict[str, Any]:
     """The chat or text completion JSON that streamed `events` (chunks) add up to, as a plain request returns it.
-    A stream that ended before `data: [DONE]` was cut off: worth another try. One that ended properly without a
-    finish_reason is malformed (as a plain reply without choices); so is a chunk whose fields have the wrong types
-    (check.Malformed)."""
+    A stream that ended before `data: [DONE]` was cut off (`StreamCut`: worth another try, then a plain request).
+    One that ended properly without a finish_reason is malformed (as a plain reply without choices); so is a chunk
+    whose fields have the wrong types (check.Malformed)."""
     if not done:
-        raise Retryable("malformed response: the stream ended before [DONE]", request_id=request_id, cause="server")
+        raise StreamCut("malformed response: the stream ended before [DONE]", request_id=request_id, cause="server")
     data: dict[str, Any] = {"id": None, "system_fingerprint": None, "usage": None, "model": None}
     text, reasoning, refusal, finish = [], [], [], None
     for n, ev in enumerate(events):
