@@ -81,11 +81,10 @@ def featurise(texts: list[str], continuation: list[bool], data_dir: str = "data"
               parse=None) -> list[tuple[str, list[str], bool]]:
     """(language family, features, asserted agent rule hit) per text: parse-v2's rule and discourse features plus
     the agent core's role features, over the canonicalised text."""
+    from mirage.label import agent_ar
     from mirage.label.features import arabic_features, english_features
     from mirage.label.lexicon import LexiconJudge, identity_forms
     from mirage.label.parse2 import Analysis, load_nlp
-
-    from mirage.label import agent_ar
 
     prepared = prepare(texts, data_dir)
     ids = identity_forms(data_dir)

@@ -21,7 +21,7 @@ import click
 
 from mirage.config.generate import ModelSpec
 from mirage.generate.providers import reply as check
-from mirage.generate.providers._async import Retryable, run_bounded
+from mirage.generate.providers._async import run_bounded
 from mirage.generate.providers._http import Failed, HttpClient, StreamCut, reply_cap
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 
