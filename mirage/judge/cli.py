@@ -195,41 +195,31 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
     threshold maximise the pooled leave-one-source-out F1 of the real dev rows. Example:
     mirage judge train --out /tmp/parse3.json
 
-    parse-v2 (below). (a logistic regression per language family over the rule, role and word
-    features of mirage.label.features) from committed gold files: C and threshold by 5-fold cross-validation,
-    deterministic (fixed seed, sorted output). The weights file records the sha256 of every training file.
-    Needs scikit-learn (the `test` extra). Example: mirage judge train --out /tmp/weights.json
+    parse-v2: a logistic regression per language family over the rule, role and word
+    features of mirage.label.features, from committed gold files: C and threshold by 5-fold cross-validation,
+    deterministic (fixed seed, sorted output). Example: mirage judge train --judge parse-v2 --out /tmp/weights.json
+
+    Either weights file records the sha256 of every training file. Needs scikit-learn (the `test` extra).
     """
-    from mirage.label.scorer import WEIGHTS
-    from mirage.label.train import train, training_files, write_weights
-
-    if judge_name == "parse-v3":
-        _train_v3(data_dir, out, cache)
-        return
-    try:
-        doc = train(list(files) or training_files(data_dir), data_dir, Path(cache) if cache else None,
-                    progress=lambda m: click.echo(m, err=True))
-    except DataError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
-    except ImportError as exc:  # scikit-learn missing
-        click.echo(f"error: {exc} (mirage judge train needs the `test` extra)", err=True)
-        sys.exit(1)
-    path = write_weights(doc, Path(out) if out else WEIGHTS)
-    for family, m in doc["models"].items():
-        click.echo(f"{family}: n={m['n']} C={m['c']} threshold={m['threshold']} cross-validated F1={m['cv_f1']} "
-                   f"(realistic dev, n={m.get('n_tune', m['n'])}: {m.get('tune_f1', m['cv_f1'])}) "
-                   f"weights={len(m['weights'])}")
-    click.echo(f"wrote {path}")
-
-
-def _train_v3(data_dir: str, out: str | None, cache: str | None) -> None:
-    from mirage.label.parse3 import WEIGHTS
     from mirage.label.train import write_weights
-    from mirage.label.train3 import train
 
+    progress = lambda m: click.echo(m, err=True)  # noqa: E731
+    cache_path = Path(cache) if cache else None
+    if files and judge_name == "parse-v3":
+        click.echo("error: --gold: parse-v3 trains on the committed sets under --data-dir (use --judge parse-v2 to "
+                   "train on other files)", err=True)
+        sys.exit(2)
     try:
-        doc = train(data_dir, Path(cache) if cache else None, progress=lambda m: click.echo(m, err=True))
+        if judge_name == "parse-v3":
+            from mirage.label.parse3 import WEIGHTS
+            from mirage.label.train3 import train
+
+            doc = train(data_dir, cache_path, progress=progress)
+        else:
+            from mirage.label.scorer import WEIGHTS
+            from mirage.label.train import train, training_files
+
+            doc = train(list(files) or training_files(data_dir), data_dir, cache_path, progress=progress)
     except DataError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -238,7 +228,12 @@ def _train_v3(data_dir: str, out: str | None, cache: str | None) -> None:
         sys.exit(1)
     path = write_weights(doc, Path(out) if out else WEIGHTS)
     for family, m in doc["models"].items():
-        per = ", ".join(f"{s} {v['f1']:.2f}" for s, v in m["loso_by_source"].items())
-        click.echo(f"{family}: n={m['n']} ({m['n_real']} real) C={m['c']} threshold={m['threshold']} "
-                   f"pooled LOSO F1={m['loso_f1']} ({per}) weights={len(m['weights'])}")
+        if judge_name == "parse-v3":
+            per = ", ".join(f"{s} {v['f1']:.2f}" for s, v in m["loso_by_source"].items())
+            click.echo(f"{family}: n={m['n']} ({m['n_real']} real) C={m['c']} threshold={m['threshold']} "
+                       f"pooled LOSO F1={m['loso_f1']} ({per}) weights={len(m['weights'])}")
+        else:
+            click.echo(f"{family}: n={m['n']} C={m['c']} threshold={m['threshold']} cross-validated F1={m['cv_f1']} "
+                       f"(realistic dev, n={m.get('n_tune', m['n'])}: {m.get('tune_f1', m['cv_f1'])}) "
+                       f"weights={len(m['weights'])}")
     click.echo(f"wrote {path}")

@@ -34,7 +34,7 @@ def test_training_is_deterministic_and_loadable(tmp_path, root):
     runner = CliRunner()
     outs = []
     for name in ("a.json", "b.json"):
-        result = runner.invoke(judge, ["train", "--gold", str(gold), "--data-dir", str(root / "data"),
+        result = runner.invoke(judge, ["train", "--judge", "parse-v2", "--gold", str(gold), "--data-dir", str(root / "data"),
                                        "--out", str(tmp_path / name)])
         assert result.exit_code == 0, result.output
         outs.append((tmp_path / name).read_bytes())
@@ -48,7 +48,7 @@ def test_training_is_deterministic_and_loadable(tmp_path, root):
 def test_train_needs_valid_gold(tmp_path, root):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "x", "label": 3}\n', encoding="utf-8")
-    result = CliRunner().invoke(judge, ["train", "--gold", str(bad), "--data-dir", str(root / "data"),
+    result = CliRunner().invoke(judge, ["train", "--judge", "parse-v2", "--gold", str(bad), "--data-dir", str(root / "data"),
                                         "--out", str(tmp_path / "w.json")])
     assert result.exit_code == 2 and "bad.jsonl" in result.output and "label" in result.output
     assert not (tmp_path / "w.json").exists()
