@@ -11,8 +11,9 @@ Three layers:
 3. **a learned layer**: one logistic regression per language family over both rule layers' features
    (`mirage.label.scorer`, weights in `resources/parse3_weights.json`, rebuilt by `mirage judge train --judge parse-v3`
    from the synthetic training texts and the dev sources of the real-text gold set).
-The label is 1 when an asserted rule hit makes a direct identity mention the agent (the learned layer never
-overrules it), else the learned layer's verdict.
+The label is 1 when an asserted rule hit makes a direct identity mention the agent (the agent core; for a one-sentence
+Arabic text also parse-v2's Arabic clause rules) — the learned layer never overrules it — else the learned layer's
+verdict.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ def featurise(texts: list[str], continuation: list[bool], data_dir: str = "data"
     for i, text in enumerate(prepared):
         if v1.is_arabic(text):
             core, hit = agent_ar.features(text, data_dir)
-            out[i] = ("ar", arabic_features(text, data_dir, continuation[i]) + core + [lexicon[i]], hit)
+            feats = arabic_features(text, data_dir, continuation[i]) + core + [lexicon[i]]
+            # one sentence: parse-v2's Arabic clause rules (validated on single sentences) assert a hit of their own
+            out[i] = ("ar", feats, hit or ("R:1" in feats and "T:sentences:1" in feats))
         else:
             english.append(i)
     docs = parse([prepared[i] for i in english]) if parse is not None else load_nlp().pipe(

@@ -48,7 +48,7 @@ def default_eval(tmp_path_factory, root):
 
 def test_default_judge_meets_the_targets_on_the_public_set(default_eval):
     doc, output = default_eval
-    assert doc["judge"] == "parse-v2"
+    assert doc["judge"] == "parse-v3"
     assert doc["overall"]["f1"] >= 0.95
     assert doc["by_language"]["ar (all dialects)"]["f1"] >= 0.90
     assert doc["invariance"]["rate"] == 1.0 and doc["invariance"]["rows"] >= 250

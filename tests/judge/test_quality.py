@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import gold_sets  # noqa: E402
 
 
-def test_the_pipeline_evaluates_three_named_sets():
-    assert [Path(p).name for p in artefacts.judge_gold_sets()] == ["gold.jsonl", "dev.jsonl", "heldout.jsonl"]
+def test_the_pipeline_evaluates_four_named_sets():
+    assert [Path(p).name for p in artefacts.judge_gold_sets()] == ["gold.jsonl", "dev.jsonl", "heldout.jsonl", "real.jsonl"]
     assert artefacts.judge_realistic_heldout() == "data/judge/realistic/heldout.jsonl"
     assert (quality.SINGLE_SENTENCE_SET, quality.HELDOUT_SET) == ("gold.jsonl", "heldout.jsonl")
 

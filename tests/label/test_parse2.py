@@ -135,10 +135,10 @@ def test_layout_makes_list_items_sentences():
         "Record:\nconvicted of fraud.\nno other offences."
 
 
-def test_parse_v2_is_the_default_and_parse_v1_stays_selectable(root):
+def test_parse_v3_is_the_default_and_parse_v2_v1_stay_selectable(root):
     from mirage.config.label import LabelParams
 
-    assert LabelParams().judge == "parse-v2"
+    assert LabelParams().judge == "parse-v3"
     judge = build_judge("parse-v1", ExitStack(), data_dir=str(root / "data"))
     assert judge.name == "parse-v1"
     assert build_judge("parse-v2", ExitStack(), data_dir=str(root / "data")).name == "parse-v2"
