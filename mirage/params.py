@@ -29,6 +29,9 @@ from mirage.io import DataError
 from mirage.names import check_name
 
 DEFAULT_PATH = "params.yaml"
+#: Slices whose judge, when params leave it out, is the paper's LLM judge; the held-out `test` split keeps label.judge,
+#: the offline judge the leaderboard's verifier recomputes every label with (it never calls a paid model).
+LLM_JUDGED_SLICES: tuple[str, ...] = ("lite", "full")
 #: Slices that run a model set unless they list their own `models` (the demo runs the embedded model).
 SETS_SLICES = ("lite", "full", "test")
 #: Set (to anything but 0) by `mirage --defaults`: a missing or section-less params file means built-in defaults.
@@ -82,7 +85,7 @@ class Params(BaseModel):
                 checked[f"slices.{name}.models"] = sl.models
             elif name in SETS_SLICES:  # set in __dict__: `models` stays not-explicitly-set
                 sl.__dict__["models"] = list(self.model_sets[self.model_set])
-            if "judge" not in sl.model_fields_set and name in SETS_SLICES:  # real audits: the paper's LLM judge
+            if "judge" not in sl.model_fields_set and name in LLM_JUDGED_SLICES:  # real audits: the paper's LLM judge
                 sl.__dict__["judge"] = LLM_JUDGE
             if "judge" in sl.model_fields_set and sl.judge is not None:
                 from mirage.label.judges import OFFLINE_JUDGES, judge_members

@@ -33,7 +33,7 @@ class SliceParams(BaseModel):
     judge: str | list[str] | None = Field(
         None, description=f"Violence judge of this slice: a registry model (LLM judge, answering through its completion "
         f"store), an offline judge or a jury (as label.judge); null = label.judge (offline). Left out: the demo uses "
-        f"label.judge, lite, full and test the paper's LLM judge `{LLM_JUDGE}`.")
+        f"and the leaderboard's test split use label.judge, lite and full the paper's LLM judge `{LLM_JUDGE}`.")
 
     @field_validator("judge")
     @classmethod

@@ -57,7 +57,7 @@ class JudgeInfo:
         if not self.evaluated:
             return (f"V labelled by {self.name}; this judge has not been evaluated against the gold sets "
                     f"(no {self.path}; run `mirage judge eval --judge {self.name}`), so its error rate is unknown.")
-        parts = [self._real_text(), self._heldout_text()]
+        parts = ([self._real_text()] if self.real_text else []) + [self._heldout_text()]
         if self.several_sets:
             parts.append(f"single-sentence gold F1 {_f(self.single.get('f1'))} (n = {_n(self.single)})"
                          if self.single else "single-sentence gold F1 not measured")
@@ -77,8 +77,6 @@ class JudgeInfo:
 
     def _real_text(self) -> str:
         """Real text first: the judge's F1 on the frozen held-out sources of data/judge/real (and the dev sources)."""
-        if not self.real_text:
-            return "real-text F1 not measured (no real-text rows in its evaluation)"
         out = []
         for split, words in REAL_TEXT_SPLITS:
             m = self.real_text.get(split)

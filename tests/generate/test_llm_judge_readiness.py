@@ -31,7 +31,8 @@ TODAY = dt.date(2026, 11, 23)
 def test_the_judge_is_a_per_slice_setting_validated_by_name():
     params = load_params("params.yaml")
     assert params.judge_of("demo") == params.label.judge == DEFAULT_JUDGE, "the demo keeps the offline judge"
-    assert params.judge_of("lite") == params.judge_of("full") == params.judge_of("test") == LLM_JUDGE
+    assert params.judge_of("lite") == params.judge_of("full") == LLM_JUDGE
+    assert params.judge_of("test") == params.label.judge, "the leaderboard's split: the judge its verifier recomputes with"
     spec = params.models[LLM_JUDGE]
     assert spec.provider == "openai" and spec.pinned and spec.api_key_env == "OPENAI_API_KEY", "a pinned current snapshot"
     assert validate_params({"slices": {"lite": {}}}).judge_of("lite") == LLM_JUDGE, "left out: the LLM judge"
