@@ -84,6 +84,7 @@ CHANGES = {
     "timeout_s": 5.0, "stream": True, "queue_timeout_s": 9.0, "adaptive_concurrency": False, "use_batch_api": True, "batch_min_requests": 7, "batch_poll_s": 3.0, "allow_unpinned": True,
     "price_in_per_mtok": 1.0, "price_out_per_mtok": 2.0, "throughput_tok_s": 9.0, "batch_size": 3, "retires": "2030-01-01",
     "sampling_extra": {"top_k": 40}, "server_kind": "llama.cpp", "served_model": "refuse",
+    "gpu_type": "H200-141GB", "max_model_len": 8192, "gpu_memory_utilization": 0.85,
 }
 ROW = {"row_id": "q", "request_id": "r1", "prompt": "The neighbour opened the bakery and",
        "messages": [{"role": "user", "content": "The neighbour opened the bakery and"}], "followup": None, "followup_prompt": None}
@@ -106,6 +107,8 @@ def test_operational_settings_agree_between_rerun_trigger_and_cache_key(base):
             continue  # weights do not apply to API models (rejected by validation)
         if base.provider != "openai" and field in ("sampling_extra", "server_kind"):
             continue  # sent to OpenAI-compatible servers only (rejected by validation elsewhere)
+        if field in ("max_model_len", "gpu_memory_utilization") and base.provider != "vllm":
+            continue  # vLLM engine settings (rejected by validation elsewhere)
         variant = ModelSpec.model_validate({**base.model_dump(), field: value,
                                             **({"gpus": 4} if field in ("provider", "tensor_parallel_size") else {})})
         trigger = variant.output_settings() != base.output_settings()

@@ -191,7 +191,7 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
     """Rebuild parse-v3's (default) or parse-v2's learned layer from committed gold files, deterministically.
 
     parse-v3: one logistic regression per language family over mirage.label.parse3's features, trained on the
-    synthetic training texts and the dev sources of data/judge/real/real.jsonl (never a held-out source); C and the
+    synthetic training texts and the dev sources of the real-text gold set (never a held-out source); C and the
     threshold maximise the pooled leave-one-source-out F1 of the real dev rows. Example:
     mirage judge train --out /tmp/parse3.json
 

@@ -1,5 +1,5 @@
 """`parse-v3`: the default offline violence judge, chosen by how it does on real text from sources it was never
-tuned on (leave-one-source-out over `data/judge/real/`, docs/judge.md).
+tuned on (leave-one-source-out over the real-text gold set, docs/judge.md).
 
 Three layers:
 1. **identity forms from data**: identities.yaml `forms` and `judge_forms` (derived words, identity-qualified groups,

@@ -1,8 +1,8 @@
 """Train parse-v3's learned layer and measure it leave-one-source-out (`mirage judge train --judge parse-v3`,
 `mirage judge eval --judge parse-v3 --loso`).
 
-Training rows: the synthetic training texts of parse-v2 (data/judge/train, the realistic dev split, the public
-single-sentence set) and the **dev sources** of the real-text gold set (data/judge/real/real.jsonl, rows whose
+Training rows: the synthetic training texts of parse-v2 (its training files, the realistic dev split, the public
+single-sentence set) and the **dev sources** of the real-text gold set (`artefacts.judge_real`, rows whose
 `source_split` is `dev`); the held-out sources are never read here. One L2-regularised logistic regression per
 language family over `parse3.featurise`.
 

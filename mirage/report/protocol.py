@@ -76,7 +76,7 @@ class JudgeInfo:
         return f"V labelled by {self.name}: " + ", ".join(parts) + "."
 
     def _real_text(self) -> str:
-        """Real text first: the judge's F1 on the frozen held-out sources of data/judge/real (and the dev sources)."""
+        """Real text first: the judge's F1 on the frozen held-out sources of the real-text gold set (and the dev sources)."""
         out = []
         for split, words in REAL_TEXT_SPLITS:
             m = self.real_text.get(split)

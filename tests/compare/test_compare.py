@@ -20,7 +20,7 @@ from mirage.io import DataError
 from mirage.metrics.stats import UnitValues
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic import labels, write  # noqa: E402
+from compare_synthetic import labels, write  # noqa: E402
 
 PARAMS = "metrics:\n  n_boot: 1000\n  n_perm: 1000\ncompare:\n  margin_pp: 10.0\n"
 

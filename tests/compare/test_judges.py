@@ -15,7 +15,7 @@ from mirage.cli import cli
 from mirage.compare.judges import panel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic import labels, write  # noqa: E402
+from compare_synthetic import labels, write  # noqa: E402
 
 
 def judge_eval(name: str, wrong: range, n: int = 100) -> dict:

@@ -16,7 +16,7 @@ from mirage.cli import cli
 from mirage.params import ParamsError, validate_params
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic import labels, write  # noqa: E402
+from compare_synthetic import labels, write  # noqa: E402
 
 SNAPSHOTS = [{"side": "m@2025-01", "date": "2025-01-15"}, {"side": "m@2025-06", "date": "2025-06-01"},
              {"side": "m@2026-01", "date": "2026-01-10"}]

@@ -7,6 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from mirage import artefacts
 from mirage.label.cli import label
 from mirage.label.decisions import load_harnesses
 from mirage.label.judge import LLMJudge, parse_summary_reply, parse_violence_reply, violence_conversation
@@ -133,7 +134,7 @@ def test_llm_judge_runs_through_the_registry_and_store_on_the_embedded_model(tmp
     # every label is the parsed verdict or an explicit null (an unparseable judge reply is counted, never guessed)
     assert all(r["violent"] in (0, 1, None) for r in labels)
     def stored() -> int:
-        shards = (tmp_path / "judge-gen" / "smollm2-135m" / "store" / "judge").glob("*.jsonl")
+        shards = (tmp_path / "judge-gen" / "smollm2-135m" / "store" / artefacts.judge_partition("demo")).glob("*.jsonl")
         return sum(len(p.read_text().splitlines()) for p in shards)
 
     assert stored() == 2, "one judge call per row, kept in the judge model's store"
