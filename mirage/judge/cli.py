@@ -90,11 +90,11 @@ def _split_table(by_split: dict) -> str:
 @judge.command("eval")
 @click.option("--gold", "gold_paths", type=click.Path(dir_okay=False), multiple=True, default=artefacts.judge_gold_sets(),
               show_default=True,
-              help="Gold JSONL (repeatable; each file is a named set; default: the single-sentence set and the realistic "
-                   "dev and held-out splits): text, label (0/1), optional reasoning, language "
+              help="Gold JSONL (repeatable; each file is a named set; default: the single-sentence set, the realistic "
+                   "dev and held-out splits and the real-text set): text, label (0/1), optional reasoning, language "
                    "(default en), cat, id, split (dev|heldout), shape, condition. `[ID]` / `[ID:form]` in text is "
                    "filled with every identity's form (identities.yaml). Format: docs/judge.md.")
-@click.option("--judge", "judge_name", type=JUDGE, help="parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
+@click.option("--judge", "judge_name", type=JUDGE, help="parse-v3, parse-v2, parse-v1, lexicon-v1, a registry model (LLM judge, via the completion "
                                              "store) or jury:A,B,C (majority vote). Default: label.judge in --params.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help=f"Output folder.  [default: {artefacts.judge_dir('{judge}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (models, label).")
@@ -111,11 +111,13 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
     """Label every gold text with the judge and write OUT/judge_eval.json: precision, recall (sensitivity),
     specificity, F1 (95% bootstrap CI over gold rows), accuracy and Cohen's kappa overall and by language, condition, shape,
     language x condition, identity, category and gold set, the same per split (dev / heldout) when rows carry
-    one; identity invariance (share of placeholder rows labelled alike for every identity); the misclassified
-    rows; ms per text (timing.json).
+    one; for real-text rows, per source and per source split (dev sources, frozen held-out sources), with a
+    console table per source; identity invariance (share of placeholder rows labelled alike for every identity);
+    the misclassified rows; ms per text (timing.json).
 
     A low score is a measurement (exit 0). A malformed gold file is an error naming line and field (exit 2,
-    nothing written). Example: mirage judge eval --judge lexicon-v1
+    nothing written). Examples: mirage judge eval --judge lexicon-v1; mirage judge eval --judge parse-v3 --loso
+    (each real-text source scored by a learned layer that never saw it).
     """
     from mirage.judge.evaluate import evaluate
     from mirage.judge.gold import read_gold
