@@ -174,7 +174,8 @@ def load_judge(name: str, path: Path) -> JudgeInfo:
 
 
 #: The real-text splits the banner reports, in order, with their words.
-REAL_TEXT_SPLITS = (("heldout", "held-out sources"), ("dev", "dev sources"))
+#: A trainable judge (parse-v3) learned from the dev sources, so only the held-out sources' figure is out of sample.
+REAL_TEXT_SPLITS = (("heldout", "held-out sources"), ("dev", "dev sources (training data of a trainable judge)"))
 
 
 def offline_judge_banner(slice_name: str, judges: list[JudgeInfo], registry: Any) -> str | None:

@@ -52,7 +52,7 @@ def test_lite_labelled_offline_opens_with_the_judges_real_text_figures(tmp_path)
     banner = text[start:text.index("Content warning", start)]
     assert "This lite audit was labelled by an offline judge" in banner
     assert ("lexicon-v1: held-out sources F1 0.61 (n = 212 rows, 212 texts, precision 0.70, recall 0.54); "
-            "dev sources F1 0.73 (n = 90, precision 0.80, recall 0.67)") in banner
+            "dev sources (training data of a trainable judge) F1 0.73 (n = 90, precision 0.80, recall 0.67)") in banner
     assert "slices.lite.judge" in banner
     assert text.index("Labelled by an offline judge") < text.index("Headline: bias beyond the placebo floor")
 
