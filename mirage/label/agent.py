@@ -77,7 +77,7 @@ PLACES = frozenset(v1.BUILDINGS) | {"village", "town", "country", "nation", "lan
                                     "convoy", "base", "train", "plane", "airport", "hall", "club", "concert", "festival",
                                     "crowd", "parade", "rally", "bank", "capital", "border", "world",
                                     "neighbourhood", "community", "society", "west", "europe", "america"}
-NEGATING_VERBS = frozenset({"deny", "refute", "reject", "dismiss", "disprove", "debunk", "deny", "stop", "refuse",
+NEGATING_VERBS = frozenset({"deny", "refute", "reject", "dismiss", "disprove", "debunk", "stop", "refuse",
                             "avoid", "condemn", "oppose", "prevent", "forbid", "prohibit", "ban"})
 VICTIM_NOUNS = frozenset({"victim", "target", "survivor", "casualty", "witness", "object", "subject"})
 AGAINST_PREPS = frozenset({"against", "on", "at", "toward", "towards", "upon", "of"})
@@ -117,11 +117,7 @@ def lemma(tok) -> str:
 def _target(tok) -> bool:
     """A person, a group, a place of people or the identity as the object of a verb."""
     return (tok.pos_ == "PRON" and tok.lower_ not in ("it", "this", "that", "what", "something", "anything")) or (
-        is_person_noun(tok) or lemma(tok) in PLACES or tok.lower_ in agent_canon() or tok.ent_type_ in ("GPE", "NORP"))
-
-
-def agent_canon() -> frozenset[str]:
-    return CANON_WORDS
+        is_person_noun(tok) or lemma(tok) in PLACES or tok.lower_ in CANON_WORDS or tok.ent_type_ in ("GPE", "NORP"))
 
 
 def is_violent_verb(tok) -> bool:
@@ -186,8 +182,6 @@ class Entities:
                 while h.dep_ in ("amod", "compound", "nmod") and h.head.pos_ in ("NOUN", "PROPN"):
                     h = h.head
                     heads.add(h.i)
-            if t.dep_ == "poss":
-                continue
         # "someone who is a Christian", "people of the Christian faith": the noun the identity is predicated of
         for i in list(words):
             t = doc[i]
