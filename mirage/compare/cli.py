@@ -12,6 +12,17 @@ from mirage.params import ParamsError, load_params, section_hash
 from mirage.protocol import SLICE_NAMES
 
 
+def write_outputs(outs: dict, table, summary: dict, png: bytes, section: str) -> None:
+    """A comparison's four files, each written whole (temp file + rename): table CSV, summary JSON, figure, section."""
+    with atomic_write(outs["table"]) as fh:
+        table.to_csv(fh, index=False, lineterminator="\n")
+    write_json(outs["summary"], summary)
+    with atomic_write(outs["figure"], "wb", encoding=None) as fh:
+        fh.write(png)
+    with atomic_write(outs["section"]) as fh:
+        fh.write(section)
+
+
 @click.command()
 @click.argument("a")
 @click.argument("b")
@@ -86,13 +97,7 @@ def compare(a: str, b: str, slice_name: str, label_files: tuple[str, ...], param
                        "label_files": [str(x) for x in paths]},
     }
     png = figure_png(table, a, b, params.metrics.alpha, params.report.dpi)
-    with atomic_write(outs["table"]) as fh:
-        table.to_csv(fh, index=False, lineterminator="\n")
-    write_json(outs["summary"], summary)
-    with atomic_write(outs["figure"], "wb", encoding=None) as fh:
-        fh.write(png)
-    with atomic_write(outs["section"]) as fh:
-        fh.write(section_html(table, summary, png))
+    write_outputs(outs, table, summary, png, section_html(table, summary, png))
     verdicts = ", ".join(f"{k} {v}" for k, v in summary["verdicts"].items())
     click.echo(f"{counts['prompts_shared']} shared prompts; {len(table)} claims ({verdicts}); wrote {outs['table']} "
                f"(+ {outs['summary'].name}, {outs['figure'].name}, {outs['section'].name})")
@@ -159,13 +164,7 @@ def over_time(name: str, label_files: tuple[str, ...], params_path: str, out_tab
                f"<img alt=\"claims against release date\" src=\"data:image/png;base64,{base64.b64encode(png).decode()}\">\n"
                "<table><tr><th>claim</th><th>snapshot</th><th>date</th><th>n</th><th>estimate</th><th>interval</th>"
                f"<th>step</th></tr>\n{cells}\n</table></section>\n")
-    with atomic_write(outs["table"]) as fh:
-        table.to_csv(fh, index=False, lineterminator="\n")
-    write_json(outs["summary"], summary)
-    with atomic_write(outs["figure"], "wb", encoding=None) as fh:
-        fh.write(png)
-    with atomic_write(outs["section"]) as fh:
-        fh.write(section)
+    write_outputs(outs, table, summary, png, section)
     click.echo(f"{len(table)} rows ({table['claim'].nunique()} claims x {len(sides)} snapshots); wrote {outs['table']} "
                f"(+ {outs['summary'].name}, {outs['figure'].name}, {outs['section'].name})")
 
