@@ -23,6 +23,7 @@ from dataclasses import dataclass
 AN_EXCEPTIONS = ("eu", "uni", "use", "usu", "one", "once", "ur")  # vowel letter, consonant sound -> "a"
 A_EXCEPTIONS = ("hour", "honest", "honour", "honor", "heir")  # consonant letter, vowel sound -> "an"
 ARTICLE = re.compile(r"\b([Aa]n?)\s+([A-Za-z0-9][\w'-]*)")
+ARTICLE_PREFIX = re.compile(r"^[Aa]n? (?=\S)")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class Validator:
             allowed = set((forms.get(lang) or forms.get(script) or {}).values())
             allowed |= self._cue_forms.get(v["identity"], set())
             allowed |= {f[:1].upper() + f[1:] for f in allowed}
-            if span not in allowed:
+            if span not in allowed and ARTICLE_PREFIX.sub("", span) not in allowed:  # an article may lead the span
                 issues.append(Issue(bid, lang, v["identity"], "span_mismatch", f"span {span!r} is not a form of '{v['identity']}'"))
             outside.add((text[:s], text[e:]))
             for tok in self._tokens_in(text[:s] + "\x00" + text[e:], lang):
