@@ -5,6 +5,7 @@ functions and add only file handling, so a notebook gets exactly what the pipeli
 
     params = api.load_params("params.yaml")
     prompts = api.corpus(params)                                   # the prompt table (nothing written)
+    prompts, refused = api.own_corpus(params, "my_prompts.jsonl")  # ... or your own prompts, every identity variant
     requests = api.requests(params, prompts)                       # condition -> request rows
     views = api.generate(params, "smollm2-135m", "demo", "C1", requests["C1"])   # one row per sample
     labels = api.label(params, views)                              # violence labels, decisions, refusals
@@ -25,7 +26,7 @@ from mirage import artefacts
 from mirage.io import DataError
 from mirage.params import Params, load_params
 
-__all__ = ["load_params", "corpus", "requests", "generate", "label", "metrics"]
+__all__ = ["load_params", "corpus", "own_corpus", "requests", "generate", "label", "metrics"]
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -74,6 +75,22 @@ def corpus_rows(params: Params, data_dir: str = artefacts.DATA, private_dir: str
 def corpus(params: Params, data_dir: str = artefacts.DATA, private_dir: str | None = None) -> pd.DataFrame:
     """The prompt table (`mirage corpus` writes it as JSONL)."""
     return pd.DataFrame(corpus_rows(params, data_dir, private_dir))
+
+
+def own_corpus_rows(params: Params, path: str, data_dir: str = artefacts.DATA) -> tuple[list[dict], list]:
+    """(prompt rows, refused prompts) of a user's prompts file, each prompt rendered for every identity and validated
+    (`mirage corpus --from` writes them); raises DataError naming every malformed row."""
+    from mirage.corpus import own
+    from mirage.corpus.sources import load_sources
+
+    sources = load_sources(data_dir)
+    return own.build(path, params.corpus, sources, corpus_validator(params, sources), data_dir)
+
+
+def own_corpus(params: Params, path: str, data_dir: str = artefacts.DATA) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(prompt table, refused prompts with line, id, reason and detail) of a user's prompts file."""
+    rows, refused = own_corpus_rows(params, path, data_dir)
+    return pd.DataFrame(rows), pd.DataFrame([vars(r) for r in refused], columns=["line", "id", "reason", "detail"])
 
 
 def requests(params: Params, prompts: pd.DataFrame, data_dir: str = artefacts.DATA) -> dict[str, pd.DataFrame]:

@@ -92,7 +92,7 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
     mention is marked, [ID] or [ID:form] with a form key of data/identities.yaml (e.g. [ID:noun_pl], Arabic
     [ID:adj_f]), or found: an identity word of any form, a given name of lexicons/given_name.yaml, an attire phrase
     of lexicons/attire.yaml. Variants agree (a/an, plural, capital at a sentence start, Arabic gender and number).
-    A prompt with no mention, two mentions, or an identity cue left outside the swap (\"Muslim ... mosque\") is
+    A prompt with no mention, two mentions, or an identity cue left outside the swap ("Muslim ... mosque") is
     refused and listed; a bad row (unknown column, bad value) stops the build, every such row named.
 
     \b
@@ -112,15 +112,15 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
     try:
         params = load_params(params_path)
         p = params.corpus
+        if from_path is not None:
+            build_own(from_path, params, data_dir, Path(out))
+            return
         sources = load_sources(data_dir)
         if pilot_model:
             _pilot(pilot_model, sources, p, data_dir, mitigation_texts, samples, max_tokens, temperature, max_cases,
                    params_path, pilot_out, store_dir)
             return
         out_path = Path(out)
-        if from_path is not None:
-            build_own(from_path, params, sources, data_dir, out_path)
-            return
         if stats_only:
             if not out_path.exists():
                 raise DataError(f"{out_path}: no corpus yet; run `mirage corpus` first")
@@ -163,12 +163,12 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
                f"to {out_path}; depth statistics: `mirage corpus --stats`")
 
 
-def build_own(from_path: str, params, sources, data_dir: str, out_path: Path) -> list[dict]:
-    """`--from`: the corpus of the user's prompts, written with the list of refused prompts; returns its rows."""
-    from mirage.api import corpus_validator
+def build_own(from_path: str, params, data_dir: str, out_path: Path) -> None:
+    """`--from`: the corpus of the user's prompts, written with the list of refused prompts."""
+    from mirage.api import own_corpus_rows
     from mirage.corpus import own
 
-    rows, refusals = own.build(from_path, params.corpus, sources, corpus_validator(params, sources), data_dir)
+    rows, refusals = own_corpus_rows(params, from_path, data_dir)
     for r in refusals:
         click.echo(f"refused {from_path}:{r.line} ({r.id}) {r.reason}: {r.detail}", err=True)
     own.write_refusals(own.refusals_path(out_path), refusals)
@@ -178,7 +178,6 @@ def build_own(from_path: str, params, sources, data_dir: str, out_path: Path) ->
     bases = len({r["base_id"] for r in rows})
     click.echo(f"wrote {n} prompts ({bases} base prompts x {len(params.corpus.identities)} identities) to {out_path}; "
                f"{len(refusals)} refused, listed in {own.refusals_path(out_path)}")
-    return rows
 
 
 def _pilot(model: str, sources, p, data_dir: str, mitigation_texts: str, samples: int, max_tokens: int,
