@@ -20,10 +20,10 @@ from pydantic import ValidationError
 
 from mirage import artefacts, secrets
 from mirage.config.generate import ModelSpec, ServerKind
+from mirage.corpus import own
 from mirage.hashing import content_hash
 from mirage.io import DataError, atomic_write
 from mirage.params import ParamsError, load_params, load_params_raw, validate_params
-from mirage.corpus import own
 from mirage.protocol import CONDITIONS, PROVIDERS, SLICE_NAMES
 
 
