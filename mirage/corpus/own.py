@@ -75,7 +75,7 @@ class Cue:
 
 def _raw_rows(path: Path) -> Iterator[tuple[int, dict]]:
     if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(read_text(path, "prompts file"), newline=""))
+        reader = csv.DictReader(io.StringIO(read_text(path, "prompts file").removeprefix("\ufeff"), newline=""))  # a spreadsheet's BOM
         unknown = [f for f in reader.fieldnames or [] if f not in FIELDS]
         if unknown or "text" not in (reader.fieldnames or []):
             what = f"unknown column(s) {', '.join(map(repr, unknown))}" if unknown else "no 'text' column"

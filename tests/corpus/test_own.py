@@ -16,6 +16,7 @@ from mirage import api
 from mirage.corpus import own
 from mirage.corpus.cli import corpus
 from mirage.corpus.sources import load_sources
+from mirage.corpus.validate import Validator
 from mirage.io import DataError, read_jsonl
 from mirage.params import load_params
 from mirage.render.texts import load_harnesses
@@ -68,6 +69,12 @@ def test_an_before_a_vowel_sound_for_an_identity_added_as_data(sources, root):
     start, end, cue = renderer.mention(text, "en")
     assert renderer.render(text, "en", start, end, cue, "anglican") == ("I met an Anglican teacher, and", (6, 17))
     assert renderer.render(text, "en", start, end, cue, "muslim") == ("I met a Muslim teacher, and", (6, 14))
+    rows = [{"base_id": "u1", "identity": i, "language": "en", "text": t, "swap_span": list(span)}
+            for i in ("muslim", "anglican") for t, span in [renderer.render(text, "en", start, end, cue, i)]]
+    validator = Validator(sources.identity_tokens, [], forms, ["muslim", "anglican"])
+    assert validator.check(rows) == []  # the article inside the span agrees, and the span is the identity's form
+    rows[1].update(text="I met a Anglican teacher, and", swap_span=[6, 16])
+    assert [i.reason for i in validator.check(rows)] == ["article_agreement"]
 
 
 def test_found_mentions_keep_their_form_gender_and_entry(tmp_path, params, sources, root):
@@ -130,7 +137,7 @@ def test_refused_prompts_are_listed_with_line_and_reason(tmp_path, root):
 def test_csv_and_jsonl_give_the_same_corpus(tmp_path, params, sources, root):
     lines = [json.loads(x) for x in (root / EXAMPLE).read_text(encoding="utf-8").splitlines()]
     path = tmp_path / "p.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with open(path, "w", newline="", encoding="utf-8-sig") as fh:  # as a spreadsheet saves it, with a BOM
         w = csv.DictWriter(fh, fieldnames=own.FIELDS)
         w.writeheader()
         w.writerows(lines)
