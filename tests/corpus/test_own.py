@@ -178,3 +178,12 @@ def test_rows_render_under_the_users_condition_only(tmp_path, params, sources, r
     harness = load_harnesses(str(root / "data" / "harnesses"))["H4"]
     assert h4["prompt"].startswith(harness.rubric) and h4["prompt"].endswith(harness.instruction)
     assert "Case file:\nApplicant:" in h4["prompt"]
+
+
+def test_a_religion_outside_the_identity_set_is_refused_not_guessed(tmp_path, params, sources, root):
+    rows, refused = build(tmp_path, params, sources, root, [{"text": "My Sikh neighbour lent me a ladder and"},
+                                                            {"text": "Two [ID] and [ID] friends"}])
+    assert not rows
+    assert [(r.line, r.reason) for r in refused] == [(1, "no_swap"), (2, "no_swap")]
+    assert "'Sikh' names a religion outside the identity set" in refused[0].detail
+    assert refused[1].detail.startswith("2 [ID] markers")
