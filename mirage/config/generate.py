@@ -97,7 +97,8 @@ class ModelSpec(BaseModel):
         description="Extra sampling fields sent in the request body of OpenAI-compatible servers (e.g. top_k, min_p, "
         "repetition_penalty: llama.cpp and vLLM otherwise apply their own defaults or the model's generation config). "
         "Part of the store key when set (an empty dict leaves existing keys unchanged). Validated, it holds what is "
-        "sent: server_kind's neutral values with these on top.",
+        "sent: server_kind's neutral values and the endpoint's thinking settings (docs/generation.md, \"Provider "
+        "dialects\": e.g. reasoning_effort minimal for Gemini 3.x Flash) with these on top.",
     )
     server_kind: ServerKind = Field(
         "other",
@@ -170,11 +171,14 @@ class ModelSpec(BaseModel):
             raise ValueError(f"{', '.join(self.WEIGHTS)} apply to local/vllm models only, not to provider {self.provider!r}")
         if self.server_kind != "other" and self.provider != "openai":
             raise ValueError("server_kind describes OpenAI-compatible servers only (provider 'openai')")
-        self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **self.sampling_extra}
+        from mirage.generate.providers.dialects import dialect_for  # the endpoint's own fields (thinking held low)
+
+        self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **dialect_for(self).body_fields(),
+                               **self.sampling_extra}
         if self.sampling_extra and self.provider != "openai":
             raise ValueError("sampling_extra is sent to OpenAI-compatible servers only (provider 'openai')")
-        reserved = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "n", "stream",
-                    "stream_options"}
+        reserved = {"model", "messages", "prompt", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+                    "seed", "n", "stream", "stream_options"}
         if clash := sorted(reserved & set(self.sampling_extra)):
             raise ValueError(f"sampling_extra cannot set {', '.join(clash)} (set by the protocol params)")
         if self.provider != "vllm" and (self.max_model_len or self.gpu_memory_utilization):

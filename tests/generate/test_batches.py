@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.generate.cli import generate
-from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicBatch
+from mirage.generate.providers.anthropic import AnthropicBatch
+from mirage.generate.providers.dialects import ANTHROPIC
 from mirage.generate.providers.openai_batch import OpenAIBatch
 from mirage.generate.store import Store
 from mirage.io import write_jsonl
@@ -84,7 +85,7 @@ def test_batch_path_end_to_end(tmp_path, provider):
         assert state_files(tmp_path) == [f"{provider}-{batch_id}.ingested"]
         if provider == "anthropic":
             stored = Store.open(tmp_path / "gen/fake/store").done.values()
-            assert {r["note"] for r in stored} == {NO_SEED_NOTE}
+            assert {r["note"] for r in stored} == {ANTHROPIC.no_seed}
         assert "sent 0 call(s)" in invoke(params)  # all cached: no second batch
         assert len(srv.batches) == 1 and srv.total == 12
 

@@ -146,7 +146,7 @@ def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample]
                 cause = status_cause(status, body) if isinstance(status, int) and status >= 400 else "server"
                 result = Result.failure(f"batch error: {json.dumps(err or body.get('error'))}", request_id=rid, cause=cause)
             else:
-                result = parse_response(body, 0.0, rid)
+                result = parse_response(body, 0.0, rid, by_key[key].max_tokens)
             on_result(by_key[key], result)
             seen.add(key)
     return seen
