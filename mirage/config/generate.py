@@ -82,6 +82,12 @@ class ModelSpec(BaseModel):
     use_batch_api: bool = Field(False, description="Use the provider's batch API (OpenAI Batch / Anthropic Message Batches) when a run has >= batch_min_requests.")
     batch_min_requests: int = Field(1000, ge=1, le=10**8, description="Smallest job sent through the batch API when use_batch_api is set.")
     batch_poll_s: float = Field(30.0, gt=0, le=86_400, description="Seconds between status polls of a submitted batch (batch API only).")
+    batch_enqueued_tokens: int = Field(
+        2_000_000, ge=1, le=10**12,
+        description="OpenAI Batch: the account tier's enqueued-token limit for this model (the limits page of the "
+        "account; a batch past it fails whole with token_limit_exceeded). Jobs are split into batches whose "
+        "estimated tokens (UTF-8 bytes of the input, which no byte-level BPE tokenizer exceeds, + max_tokens) stay "
+        "under it, and the next batch is submitted only when those in flight leave room.")
     served_model: Literal["warn", "refuse"] = Field(
         "warn", description="When the server names another model in its reply than model_id (neither the same name, "
         "`prefix/model_id`, nor a dated `model_id-...` snapshot of it): warn (store the reply, record the served name, "
@@ -113,7 +119,7 @@ class ModelSpec(BaseModel):
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({
         "gpus", "tensor_parallel_size", "gpu_type", "max_model_len", "gpu_memory_utilization",
         "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
-        "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
+        "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "batch_enqueued_tokens", "allow_unpinned",
         "served_model",
         "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size", "retires",
     })

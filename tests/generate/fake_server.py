@@ -40,6 +40,12 @@ def digest_of(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def enqueued_tokens(body: dict) -> int:
+    """What the fake OpenAI Batch counts a request as: its input's UTF-8 bytes + its output budget."""
+    text = "".join(m.get("content") or "" for m in body.get("messages") or []) or body.get("prompt") or ""
+    return len(text.encode()) + int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+
+
 def sse_chunks(data: dict) -> list[dict]:
     """A completion as the stream of chunks an OpenAI-compatible server sends for it (usage last)."""
     base = {k: data[k] for k in ("id", "created", "model", "system_fingerprint")}
@@ -96,6 +102,8 @@ class FakeServer:
         self.hold_batches = False  # keep every batch unfinished (to interrupt a run while it polls)
         self.batch_errors = 0  # the next N executed batch requests come back as per-request errors
         self.batch_error_status = 500  # ... of this status (500: the provider's failure; 400: this request's)
+        self.enqueued_limit: int | None = None  # OpenAI Batch: a batch past this many enqueued tokens fails whole
+        self.peak_enqueued = 0  # most tokens ever enqueued at once (unfinished OpenAI batches)
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}  # id -> OpenAI or Anthropic batch object
         self.batch_inputs: dict[str, list[dict]] = {}  # id -> submitted requests (custom_id, url, body)
@@ -142,7 +150,7 @@ class FakeServer:
         with self.lock:
             self.polls[batch_id] += 1
             batch = self.batches[batch_id]
-            finished = batch.get("status") == "completed" or batch.get("processing_status") == "ended"
+            finished = batch.get("status") in ("completed", "failed") or batch.get("processing_status") == "ended"
             due = not finished and not self.hold_batches and self.polls[batch_id] > self.batch_polls
             if due:
                 (self._finish_openai if "status" in batch else self._finish_anthropic)(batch)
@@ -199,6 +207,18 @@ class FakeServer:
             return 400, {"error": {"message": "batch lines need unique custom_id, POST and the batch endpoint", "type": "invalid_request_error"}}
         with self.lock:
             batch_id = f"batch_{len(self.batches) + 1}"
+            tokens = sum(enqueued_tokens(x["body"]) for x in lines)
+            queued = sum(sum(enqueued_tokens(x["body"]) for x in self.batch_inputs[b]) for b, v in self.batches.items()
+                         if v.get("status") in ("validating", "in_progress"))
+            if self.enqueued_limit is not None and queued + tokens > self.enqueued_limit:  # fails whole, as the API does
+                self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "status": "failed",
+                                          "input_file_id": body["input_file_id"], "completion_window": "24h",
+                                          "output_file_id": None, "error_file_id": None, "created_at": 0,
+                                          "errors": {"object": "list", "data": [{"code": "token_limit_exceeded", "message":
+                                                     f"Enqueued token limit reached. Limit: {self.enqueued_limit:,} enqueued tokens."}]}}
+                self.batch_inputs[batch_id] = lines
+                return 200, self.batches[batch_id]
+            self.peak_enqueued = max(self.peak_enqueued, queued + tokens)
             self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
                                       "input_file_id": body["input_file_id"], "completion_window": "24h", "status": "validating",
                                       "output_file_id": None, "error_file_id": None, "created_at": 0,
