@@ -18,7 +18,7 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 
 UNPINNED = "REPLACE_WITH_COMMIT_SHA"
 SMOLLM2_SHA = "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-ServerKind = Literal["openai", "vllm", "llama.cpp", "other"]
+ServerKind = Literal["openai", "vllm", "llama.cpp", "gemini", "other"]
 #: GPU memory in GiB as nvidia-smi reports it (H100 SXM 80GB: 81,559 MiB; H200: 143,771 MiB; A100 80GB: 81,920 MiB);
 #: the GPU memory plan (mirage/generate/memory.py) checks each open model's declaration against it.
 GPU_GIB: dict[str, float] = {"H100-80GB": 79.6, "A100-80GB": 80.0, "H200-141GB": 140.4}
@@ -110,8 +110,9 @@ class ModelSpec(BaseModel):
         "other",
         description="The OpenAI-compatible server behind base_url (provider openai). llama.cpp and vllm get neutral values "
         f"for the samplers they would otherwise apply themselves ({NEUTRAL_EXTRAS}), so sampling is temperature and "
-        "top_p only, as the protocol says; sampling_extra overrides them. openai and other: nothing added. Only what is "
-        "sent enters the store key.",
+        "top_p only, as the protocol says; sampling_extra overrides them. gemini: Gemini's OpenAI-compatible dialect "
+        "(no seed, thinking held low; chosen by itself for base_url on generativelanguage.googleapis.com, set it for a "
+        "proxy in front of Gemini). openai and other: nothing added. Only what is sent enters the store key.",
     )
 
     #: Settings that change how a job runs but never what it produces: left out of the store key and of the
@@ -179,7 +180,7 @@ class ModelSpec(BaseModel):
             raise ValueError("server_kind describes OpenAI-compatible servers only (provider 'openai')")
         from mirage.generate.providers.dialects import dialect_for  # the endpoint's own fields (thinking held low)
 
-        self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **dialect_for(self).body_fields(),
+        self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **dialect_for(self).body_fields(self.mode),
                                **self.sampling_extra}
         if self.sampling_extra and self.provider != "openai":
             raise ValueError("sampling_extra is sent to OpenAI-compatible servers only (provider 'openai')")

@@ -46,9 +46,10 @@ class Dialect:
     kernels: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
 
-    def body_fields(self) -> dict[str, Any]:
-        """The dialect's own request fields, which the registry's `sampling_extra` starts from."""
-        return dict(self.reasoning)
+    def body_fields(self, mode: str) -> dict[str, Any]:
+        """The dialect's own request fields, which the registry's `sampling_extra` starts from (thinking settings
+        are chat completion fields: the legacy text completions endpoint has none)."""
+        return dict(self.reasoning) if mode == "chat" else {}
 
 
 OPENAI_DOCS = "https://platform.openai.com/docs/api-reference/chat/create"
@@ -132,7 +133,9 @@ def gemini_reasoning(model_id: str) -> dict[str, str]:
 
 
 def is_gemini(spec: ModelSpec) -> bool:
-    return spec.provider == "openai" and (urlsplit(spec.base_url or "").hostname or "") == GEMINI_HOST
+    """Gemini's OpenAI-compatible endpoint: its host, or `server_kind: gemini` (a proxy in front of it)."""
+    return spec.provider == "openai" and (spec.server_kind == "gemini" or
+                                          (urlsplit(spec.base_url or "").hostname or "") == GEMINI_HOST)
 
 
 def dialect_for(spec: ModelSpec) -> Dialect:
