@@ -63,6 +63,9 @@ def test_vllm_refuses_unpinned_and_builds_requests_without_vllm():
                           outputs=[SimpleNamespace(text="hello", finish_reason="length", token_ids=[5, 6])])
     r = parse_output(out, 1.5)
     assert (r.text, r.finish_reason, r.tokens_in, r.tokens_out) == ("hello", "length", 3, 2)
+    out.outputs[0].text = " \n"  # an end-of-sequence at once: no answer, a failed call (cause reply), not a success
+    r = parse_output(out, 1.5, 32)
+    assert r.error == "no answer: the output budget (32 tokens) ran out before any visible text" and r.cause == "reply"
 
 
 def test_vllm_absent_gives_clear_error():

@@ -26,6 +26,7 @@ from mirage.config.generate import ModelSpec
 from mirage.generate.memory import MemoryPlan, plan_model
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 from mirage.generate.providers.dialects import VLLM
+from mirage.generate.providers.reply import Unanswered, answered
 
 CHUNK = 1024  # samples per LLM call; vLLM batches within it (max_num_seqs)
 #: Longest request assumed when the caller names none (calibration's short requests).
@@ -65,10 +66,15 @@ def sampling_kwargs(s: Sample) -> dict[str, Any]:
     return {"n": 1, "temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens, "seed": s.seed}
 
 
-def parse_output(out: Any, latency_s: float) -> Result:
-    """A vLLM RequestOutput -> Result."""
+def parse_output(out: Any, latency_s: float, max_tokens: int | None = None) -> Result:
+    """A vLLM RequestOutput -> Result; one without visible text is a failed call (`reply.answered`)."""
     comp = out.outputs[0]
-    return Result(text=comp.text, finish_reason=normalise_finish(comp.finish_reason),
+    finish = normalise_finish(comp.finish_reason)
+    try:
+        answered(comp.text, finish, max_tokens)
+    except Unanswered as exc:
+        return Result.failure(f"no answer: {exc}", latency_s, str(out.request_id))
+    return Result(text=comp.text, finish_reason=finish,
                   tokens_in=len(out.prompt_token_ids or []), tokens_out=len(comp.token_ids or []), latency_s=latency_s,
                   provider_request_id=str(out.request_id), note="vllm offline batch: latency is the whole batch's wall time")
 
@@ -102,4 +108,4 @@ class VLLMProvider(Provider):
                 outputs = self.llm.generate([s.prompt for s in chunk], sampling_params=params, use_tqdm=False)
             latency = time.perf_counter() - start
             for s, out in zip(chunk, outputs):
-                on_result(s, parse_output(out, latency))
+                on_result(s, parse_output(out, latency, s.max_tokens))
