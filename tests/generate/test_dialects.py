@@ -212,4 +212,4 @@ def test_every_dialect_cites_its_sources():
     for dialect in {dialect_for(s).name: dialect_for(s) for s in default_models().values()}.values():
         assert dialect.sources and all(v.strip() for v in dialect.sources.values()), dialect.name
         assert dialect.seed or dialect.no_seed and "seed" in dialect.sources, dialect.name
-    assert not ANTHROPIC.seed and ANTHROPIC.rejects_empty_turn
+    assert not ANTHROPIC.seed and "empty_turn" in ANTHROPIC.sources

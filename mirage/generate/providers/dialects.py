@@ -6,8 +6,8 @@ the output budget, which fields hold thinking to the least the model allows, whe
 inside that budget, and what the endpoint refuses in a conversation. The rules every dialect shares live in the
 code that applies them: an empty answer (or one cut before any visible text) is a failed call, never a stored
 success (`reply.answered`); `x-should-retry` is obeyed as the official SDKs do, 408/409/429/5xx are retried with the
-server's `retry-after` (`_http.status_error`); a second (M4) turn is never sent after an empty first turn
-(`runner.GenerationRun`).
+server's `retry-after` (`_http.should_retry`, `sources["retry"]`); a second (M4) turn is never sent after an empty
+first turn (`runner.GenerationRun`; Anthropic refuses one for good, `ANTHROPIC.sources["empty_turn"]`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ GEMINI_HOST = "generativelanguage.googleapis.com"
 
 @dataclass(frozen=True)
 class Dialect:
-    """One endpoint family's request rules. `sources` maps each field name to where the rule is documented."""
+    """One endpoint family's request rules. `sources` maps each rule (a field name, or `retry` / `empty_turn` for
+    the shared rules applied elsewhere) to where it is documented."""
 
     name: str
     #: Whether `seed` is sent. False: the sample's key and record carry seed=null, and the run's report lists the
@@ -38,8 +39,6 @@ class Dialect:
     reasoning: dict[str, str] = field(default_factory=dict)
     #: Whether thinking tokens are spent inside the output budget (so a long thought leaves the answer short).
     thinking_in_budget: bool = False
-    #: Whether a conversation with an empty assistant turn is refused with a permanent 400.
-    rejects_empty_turn: bool = False
     #: Process environment the engine needs (vLLM: reproducible per-request seeds), set unless already set.
     env: dict[str, str] = field(default_factory=dict)
     #: Registry weight format -> the engine's quantization method that runs it (vLLM).
@@ -95,11 +94,10 @@ OPENAI_COMPATIBLE = Dialect(
 ANTHROPIC = Dialect(
     "anthropic", seed=False,
     no_seed="anthropic Messages API has no seed parameter; samples are not reproducible by seed",
-    rejects_empty_turn=True,
     sources={"seed": "https://docs.anthropic.com/en/api/messages (no seed parameter)",
              "reasoning": "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking (thinking is off "
                           "unless `thinking` is sent; mirage never sends it)",
-             "rejects_empty_turn": "https://github.com/anthropics/claude-code/issues/6774 and "
+             "empty_turn": "https://github.com/anthropics/claude-code/issues/6774 and "
                                    "https://github.com/corespeed-io/zypher-agent/pull/122 (400 invalid_request_error: "
                                    "all messages must have non-empty content except for the optional final "
                                    "assistant message)",
