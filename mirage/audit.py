@@ -57,7 +57,8 @@ def ephemeral_spec(model: str, base_url: str | None, revision: str | None, api_k
 @click.option("--gguf-file", help="Local models: GGUF file inside the model folder.")
 @click.option("--server-kind", type=click.Choice(list(get_args(ServerKind))), default="other", show_default=True,
               help="The OpenAI-compatible server behind --base-url: llama.cpp and vllm get neutral values for the samplers "
-              "they would otherwise add (top_k, min_p, repeat penalties), so sampling is temperature and top_p only.")
+              "they would otherwise add (top_k, min_p, repeat penalties), so sampling is temperature and top_p only; gemini "
+              "speaks Gemini's OpenAI-compatible dialect (no seed, thinking held low) behind a proxy.")
 @click.option("--stream/--no-stream", default=None,
               help="Stream replies (time queued told from time generating).  [default: when --base-url is set, except "
               "--server-kind llama.cpp; an endpoint that cuts streams or leaves out their usage is sent plain requests "

@@ -81,7 +81,7 @@ CHANGES = {
     "provider": "vllm", "model_id": "other/model", "revision": "abc123", "gguf_file": "other.gguf", "mode": "completion",
     "gpus": 4, "tensor_parallel_size": 2, "quantization": "awq", "dtype": "float16", "max_concurrency": 3,
     "requests_per_minute": 60, "base_url": "http://127.0.0.1:9/v1", "api_key_env": "X_KEY", "max_retries": 1,
-    "timeout_s": 5.0, "stream": True, "queue_timeout_s": 9.0, "adaptive_concurrency": False, "use_batch_api": True, "batch_min_requests": 7, "batch_poll_s": 3.0, "allow_unpinned": True,
+    "timeout_s": 5.0, "stream": True, "queue_timeout_s": 9.0, "adaptive_concurrency": False, "use_batch_api": True, "batch_min_requests": 7, "batch_poll_s": 3.0, "batch_enqueued_tokens": 5000, "allow_unpinned": True,
     "price_in_per_mtok": 1.0, "price_out_per_mtok": 2.0, "throughput_tok_s": 9.0, "batch_size": 3, "retires": "2030-01-01",
     "sampling_extra": {"top_k": 40}, "server_kind": "llama.cpp", "served_model": "refuse",
     "gpu_type": "H200-141GB", "max_model_len": 8192, "gpu_memory_utilization": 0.85,

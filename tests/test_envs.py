@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mirage.generate.providers.vllm import REPRODUCIBLE_ENV
+from mirage.generate.providers.dialects import VLLM
 
 tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with Python >= 3.11's tomllib")
 
@@ -119,5 +119,5 @@ def test_the_gpu_containers_run_the_environments_vllm_reproducibly():
     for name in ("Dockerfile.gpu", "Dockerfile.gpu-4bit", "mirage-gpu.def"):
         text = (ROOT / "containers" / name).read_text(encoding="utf-8")
         assert f"vllm/vllm-openai:v{version}" in text, name
-        for key, value in REPRODUCIBLE_ENV.items():
+        for key, value in VLLM.env.items():
             assert re.search(rf"\b{key}={value}\b", text), (name, key)

@@ -18,7 +18,7 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 
 UNPINNED = "REPLACE_WITH_COMMIT_SHA"
 SMOLLM2_SHA = "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-ServerKind = Literal["openai", "vllm", "llama.cpp", "other"]
+ServerKind = Literal["openai", "vllm", "llama.cpp", "gemini", "other"]
 #: GPU memory in GiB as nvidia-smi reports it (H100 SXM 80GB: 81,559 MiB; H200: 143,771 MiB; A100 80GB: 81,920 MiB);
 #: the GPU memory plan (mirage/generate/memory.py) checks each open model's declaration against it.
 GPU_GIB: dict[str, float] = {"H100-80GB": 79.6, "A100-80GB": 80.0, "H200-141GB": 140.4}
@@ -82,6 +82,12 @@ class ModelSpec(BaseModel):
     use_batch_api: bool = Field(False, description="Use the provider's batch API (OpenAI Batch / Anthropic Message Batches) when a run has >= batch_min_requests.")
     batch_min_requests: int = Field(1000, ge=1, le=10**8, description="Smallest job sent through the batch API when use_batch_api is set.")
     batch_poll_s: float = Field(30.0, gt=0, le=86_400, description="Seconds between status polls of a submitted batch (batch API only).")
+    batch_enqueued_tokens: int = Field(
+        2_000_000, ge=1, le=10**12,
+        description="OpenAI Batch: the account tier's enqueued-token limit for this model (the limits page of the "
+        "account; a batch past it fails whole with token_limit_exceeded). Jobs are split into batches whose "
+        "estimated tokens (UTF-8 bytes of the input, which no byte-level BPE tokenizer exceeds, + max_tokens) stay "
+        "under it, and the next batch is submitted only when those in flight leave room.")
     served_model: Literal["warn", "refuse"] = Field(
         "warn", description="When the server names another model in its reply than model_id (neither the same name, "
         "`prefix/model_id`, nor a dated `model_id-...` snapshot of it): warn (store the reply, record the served name, "
@@ -97,14 +103,16 @@ class ModelSpec(BaseModel):
         description="Extra sampling fields sent in the request body of OpenAI-compatible servers (e.g. top_k, min_p, "
         "repetition_penalty: llama.cpp and vLLM otherwise apply their own defaults or the model's generation config). "
         "Part of the store key when set (an empty dict leaves existing keys unchanged). Validated, it holds what is "
-        "sent: server_kind's neutral values with these on top.",
+        "sent: server_kind's neutral values and the endpoint's thinking settings (docs/generation.md, \"Provider "
+        "dialects\": e.g. reasoning_effort minimal for Gemini 3.x Flash) with these on top.",
     )
     server_kind: ServerKind = Field(
         "other",
         description="The OpenAI-compatible server behind base_url (provider openai). llama.cpp and vllm get neutral values "
         f"for the samplers they would otherwise apply themselves ({NEUTRAL_EXTRAS}), so sampling is temperature and "
-        "top_p only, as the protocol says; sampling_extra overrides them. openai and other: nothing added. Only what is "
-        "sent enters the store key.",
+        "top_p only, as the protocol says; sampling_extra overrides them. gemini: Gemini's OpenAI-compatible dialect "
+        "(no seed, thinking held low; chosen by itself for base_url on generativelanguage.googleapis.com, set it for a "
+        "proxy in front of Gemini). openai and other: nothing added. Only what is sent enters the store key.",
     )
 
     #: Settings that change how a job runs but never what it produces: left out of the store key and of the
@@ -112,7 +120,7 @@ class ModelSpec(BaseModel):
     OPERATIONAL: ClassVar[frozenset[str]] = frozenset({
         "gpus", "tensor_parallel_size", "gpu_type", "max_model_len", "gpu_memory_utilization",
         "max_concurrency", "requests_per_minute", "base_url", "api_key_env",
-        "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "allow_unpinned",
+        "max_retries", "timeout_s", "stream", "queue_timeout_s", "adaptive_concurrency", "use_batch_api", "batch_min_requests", "batch_poll_s", "batch_enqueued_tokens", "allow_unpinned",
         "served_model",
         "price_in_per_mtok", "price_out_per_mtok", "throughput_tok_s", "batch_size", "retires",
     })
@@ -170,11 +178,14 @@ class ModelSpec(BaseModel):
             raise ValueError(f"{', '.join(self.WEIGHTS)} apply to local/vllm models only, not to provider {self.provider!r}")
         if self.server_kind != "other" and self.provider != "openai":
             raise ValueError("server_kind describes OpenAI-compatible servers only (provider 'openai')")
-        self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **self.sampling_extra}
+        from mirage.generate.providers.dialects import dialect_for  # the endpoint's own fields (thinking held low)
+
+        self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **dialect_for(self).body_fields(self.mode),
+                               **self.sampling_extra}
         if self.sampling_extra and self.provider != "openai":
             raise ValueError("sampling_extra is sent to OpenAI-compatible servers only (provider 'openai')")
-        reserved = {"model", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "n", "stream",
-                    "stream_options"}
+        reserved = {"model", "messages", "prompt", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+                    "seed", "n", "stream", "stream_options"}
         if clash := sorted(reserved & set(self.sampling_extra)):
             raise ValueError(f"sampling_extra cannot set {', '.join(clash)} (set by the protocol params)")
         if self.provider != "vllm" and (self.max_model_len or self.gpu_memory_utilization):

@@ -193,7 +193,7 @@ def plan_model(name: str, spec: ModelSpec, longest: int) -> MemoryPlan:
     plan.weights_gib_per_gpu, plan.kv_gib_per_gpu = round(weights, 1), round(kv, 2)
     plan.gpu_memory_utilization, plan.sequences = util, seqs
     gib = GPU_GIB[spec.gpu_type]
-    plan.probe_fits = weights + PROBE_ACTIVATIONS_GIB <= MAX_UTILIZATION * gib
+    plan.probe_fits = probe_fits(arch, spec, spec.gpus, spec.gpu_type)
     if util is None:
         plan.options = alternatives(arch, spec, length)
         plan.refusal = (f"{name} does not fit on {spec.gpus}x {spec.gpu_type}: {weights:.1f} GiB of weights + {kv:.2f} GiB "
@@ -201,6 +201,35 @@ def plan_model(name: str, spec: ModelSpec, longest: int) -> MemoryPlan:
                         f"{spec.gpu_memory_utilization or MAX_UTILIZATION:g} x {gib:g} GiB; would fit: "
                         + ("; ".join(plan.options) or "nothing on one node"))
     return plan
+
+
+def probe_fits(arch: Arch, spec: ModelSpec, gpus: int, gpu_type: str) -> bool:
+    """Whether the probe's load (transformers, device_map="auto" over `gpus`) holds the weights and its
+    activations within MAX_UTILIZATION of each GPU."""
+    return weight_gib(arch, spec) / gpus + PROBE_ACTIVATIONS_GIB <= MAX_UTILIZATION * GPU_GIB[gpu_type]
+
+
+def probe_refusal(name: str, spec: ModelSpec) -> str | None:
+    """One line refusing the probe of registry entry `name` on its declared GPUs when its weights and activations
+    cannot fit there, naming what would (more GPUs of its kind, a larger kind, its 4-bit variant); None when it
+    fits, runs on CPU (gpus 0) or its architecture is not known here (then nothing is checked)."""
+    arch = ARCHS.get(spec.model_id)
+    if arch is None or spec.gpus == 0 or probe_fits(arch, spec, spec.gpus, spec.gpu_type):
+        return None
+    options = []
+    more = next((n for n in TP_SIZES if n > spec.gpus and probe_fits(arch, spec, n, spec.gpu_type)), None)
+    if more:
+        options.append(f"gpus: {more}")
+    for gpu_type, gib in GPU_GIB.items():
+        n = next((n for n in TP_SIZES if probe_fits(arch, spec, n, gpu_type)), None)
+        if gib > 1.1 * GPU_GIB[spec.gpu_type] and n and (more is None or n < more):
+            options.append(f"gpus: {n}, gpu_type: {gpu_type}")
+    if arch.quantised:
+        options.append(f"the 4-bit variant {arch.quantised}")
+    weights = weight_gib(arch, spec) / spec.gpus
+    return (f"probe of {name} does not fit on {spec.gpus}x {spec.gpu_type}: {weights:.1f} GiB of weights + "
+            f"{PROBE_ACTIVATIONS_GIB:g} GiB of activations per GPU > {MAX_UTILIZATION:g} x {GPU_GIB[spec.gpu_type]:g} "
+            "GiB; would fit: " + ("; ".join(options) or "nothing on one node"))
 
 
 def alternatives(arch: Arch, spec: ModelSpec, length: int) -> list[str]:

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from mirage.config.generate import GenerateParams, ModelSpec
-from mirage.generate.providers import Provider, build_provider, provider_class
+from mirage.generate.providers import Provider, build_provider
 from mirage.generate.providers.base import OUTAGES, Result, Sample
+from mirage.generate.providers.dialects import dialect_for
 from mirage.generate.providers.reply import served_model_matches
 from mirage.generate.split import split_reasoning
 from mirage.generate.store import Store, sample_key, sample_seed
@@ -34,6 +35,9 @@ from mirage.secrets import redact_obj
 REQUIRED = ("row_id", "request_id", "condition", "slices")
 COPIED = ("row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
           "condition", "rag_pool", "mitigation", "lite", "split", "frame_id", "case_id", "cue", "paraphrase")
+#: Why an M4 sample whose stored first turn is empty (written before empty answers were failed calls) gets no second.
+EMPTY_FIRST_TURN = ("first turn stored empty: no second turn sent (an empty assistant turn is no answer to revise, "
+                    "and Anthropic refuses such a conversation with a permanent HTTP 400)")
 VOCABULARY = ("request row = prompt x condition x pool x mitigation; request = distinct input (sent once); "
               "sample = one of n draws of a request; call = one model invocation (M4 samples take two turns)")
 
@@ -145,7 +149,7 @@ class GenerationRun:
                  where: str = "", progress: Progress | None = None, slice_name: str = "") -> None:
         self.name, self.spec, self.st, self.rows, self.store, self.where = name, spec, settings, rows, store, where
         self.slice_name = slice_name
-        self.seeded = provider_class(spec.provider).seeded
+        self.seeded = dialect_for(spec).seed
         self.progress = progress
         self.firsts: dict[str, dict] = {}
         for row in rows:
@@ -171,6 +175,13 @@ class GenerationRun:
         return make_sample(self.spec, self.seeded, rid, i, sent_input(self.spec, row, first_text, self.where), self.st,
                            parts=self._parts)
 
+    def _first_text(self, key: str) -> str | None:
+        """The stored first turn's text, where it can carry a second turn (None: not stored, or empty)."""
+        if not self._is_done(key):
+            return None
+        text = self.store.done[key]["text"]
+        return text if text.strip() else None
+
     def _is_done(self, key: str) -> bool:
         """Membership only: the record itself stays on disk."""
         return self.store is not None and key in self.store.done
@@ -183,14 +194,16 @@ class GenerationRun:
             for i in range(self.st.n_samples):
                 s = self._first(rid, row, i)
                 t1.setdefault(s.key, (s, {"request_id": rid, "turn": 1}))
-                if is_two_turn(row) and self._is_done(s.key):
-                    s2 = self._second(rid, row, i, self.store.done[s.key]["text"])
+                first = self._first_text(s.key) if is_two_turn(row) else None
+                if first:
+                    s2 = self._second(rid, row, i, first)
                     t2.setdefault(s2.key, (s2, {"request_id": rid, "turn": 2, "first_turn_key": s.key}))
         return t1, t2
 
     def owed_calls(self) -> list[tuple[str, int, int]]:
         """(request_id, sample index, turn) of every call not in the store, by membership: the second turn of a
-        sample whose first is missing is owed too; a stored first turn is read only to key its second (M4)."""
+        sample whose first is missing is owed too; a stored first turn is read only to key its second (M4), and an
+        empty one owes none (EMPTY_FIRST_TURN)."""
         out = []
         for rid, row in self.firsts.items():
             two = is_two_turn(row)
@@ -198,7 +211,8 @@ class GenerationRun:
                 s = self._first(rid, row, i)
                 if not self._is_done(s.key):
                     out += [(rid, i, 1), (rid, i, 2)] if two else [(rid, i, 1)]
-                elif two and not self._is_done(self._second(rid, row, i, self.store.done[s.key]["text"]).key):
+                elif two and (first := self._first_text(s.key)) and \
+                        not self._is_done(self._second(rid, row, i, first).key):
                     out.append((rid, i, 2))
         return out
 
@@ -335,7 +349,9 @@ class GenerationRun:
                 s1 = self._first(rid, row, i)
                 rec1 = self.store.done.get(s1.key)
                 first_turn, rec, key = None, rec1 or self.store.failed.get(s1.key), s1.key
-                if is_two_turn(row) and rec1 is not None:
+                if is_two_turn(row) and rec1 is not None and not rec1["text"].strip():
+                    first_turn, rec = rec1["text"], {"error": EMPTY_FIRST_TURN}
+                elif is_two_turn(row) and rec1 is not None:
                     first_turn = rec1["text"]
                     key = self._second(rid, row, i, first_turn).key
                     rec = self.store.done.get(key) or self.store.failed.get(key)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from mirage import artefacts
+from mirage.config.generate import ModelSpec
 from mirage.config.probe import ProbeModelSpec
 from mirage.io import DataError, atomic_write, write_json
 from mirage.names import NAME
@@ -20,13 +21,20 @@ API_PROVIDERS = ("openai", "anthropic")
 
 def resolve_model(params: Params, name: str, overrides: dict[str, Any]) -> ProbeModelSpec:
     """Model spec from the `models:` registry entry (when params has one), else `probe.fallback_models`,
-    then CLI overrides (--model-id, --gguf-file, --revision). API-only models cannot be probed."""
+    then CLI overrides (--model-id, --gguf-file, --revision). API-only models cannot be probed, and a registry model
+    whose weights cannot fit on its declared GPUs is refused before loading (mirage.generate.memory.probe_refusal)."""
     registry = getattr(params, "models", None) or {}
     entry = registry.get(name) if hasattr(registry, "get") else getattr(registry, name, None)
     if entry is not None:
         fields = entry.model_dump() if hasattr(entry, "model_dump") else dict(entry)
         if fields.get("provider") in API_PROVIDERS:
             raise click.ClickException(f"model '{name}' is served by the {fields['provider']} API: the logit lens needs its weights")
+        if isinstance(entry, ModelSpec) and not overrides.get("model_id"):
+            from mirage.generate.memory import probe_refusal
+
+            refusal = probe_refusal(name, entry)  # the GPU memory plan, before anything is loaded
+            if refusal:
+                raise click.ClickException(refusal)
         spec = {k: fields.get(k) for k in ("model_id", "revision", "gguf_file")} | {"gpus": fields.get("gpus") or 0}
     elif name in params.probe.fallback_models:
         spec = params.probe.fallback_models[name].model_dump()

@@ -212,7 +212,7 @@ def _tokens(d: dict[str, int]) -> str:
 def sampling_settings(params: Any, slice_name: str) -> pd.DataFrame:
     """Per model of the slice, how it samples: temperature, top_p, max_tokens per condition (slice overrides applied),
     seed policy, server kind and the extra fields sent in the request body (as validated: what is sent)."""
-    from mirage.generate.providers import provider_class
+    from mirage.generate.providers.dialects import dialect_for
     from mirage.generate.runner import settings_for
 
     sl = getattr(params.slices, slice_name)
@@ -221,8 +221,9 @@ def sampling_settings(params: Any, slice_name: str) -> pd.DataFrame:
     for name in sl.models:
         spec = params.models[name]
         st = {c: settings_for(gen, sl.n_samples, sl.max_tokens, c) for c in CONDITION_WORDS}
-        seed = (f"per sample: hash(seed {gen.seed}, request, sample index)" if provider_class(spec.provider).seeded
-                else "none: the provider takes no seed")
+        dialect = dialect_for(spec)
+        seed = (f"per sample: hash(seed {gen.seed}, request, sample index)" if dialect.seed
+                else f"none: {dialect.no_seed}")
         rows.append({"model": name, "provider": spec.provider,
                      "server_kind": spec.server_kind if spec.provider == "openai" else "",
                      "temperature": gen.temperature, "top_p": gen.top_p, "n_samples": st["C1"].n_samples,
@@ -254,6 +255,7 @@ def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.D
     ours = {**dict(gen.max_tokens), **(sl.max_tokens or {})}
     if ours != protocol_tokens:
         out.append(Deviation("Maximum response length", _tokens(protocol_tokens), _tokens(ours)))
+    out.extend(_dialect_deviations(params, sl.models))
     out.append(Deviation("News corpus for retrieval (RAG pools)", "curated real news, dated relative to the evaluation date",
                          "fictional illustrative news items written for this harness (see the README beside them)"
                          if Path(news).resolve() == Path(artefacts.news()).resolve()
@@ -267,4 +269,23 @@ def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.D
             out.append(Deviation("Base prompts per template", "200 per template (1,200 in all)", f"{ours_bases} (slice {slice_name})"))
     covered = ("n_samples", "max_tokens", "params slices")
     out.extend(Deviation("Recorded by `mirage metrics`", "—", d) for d in declared if not d.startswith(covered))
+    return out
+
+
+def _dialect_deviations(params: Any, models: list[str]) -> list[Deviation]:
+    """What an endpoint's dialect (mirage.generate.providers.dialects) changes against the protocol: no seed sent,
+    thinking spent inside the output budget."""
+    from mirage.generate.providers.dialects import dialect_for
+
+    out = []
+    for name in models:
+        dialect = dialect_for(params.models[name])
+        if not dialect.seed:
+            out.append(Deviation(f"Seeds ({name})", "one seed per sample", dialect.no_seed))
+        if dialect.thinking_in_budget:
+            held = ", ".join(f"{k} {v}" for k, v in dialect.reasoning.items())
+            out.append(Deviation(f"Thinking ({name})", "the whole output budget is the answer's",
+                                 f"thinking held to the least the model allows ({held}) but spent inside max_tokens; "
+                                 "each record's note says how many tokens it took, and a reply left without "
+                                 "visible text is a failed call, never a stored answer"))
     return out

@@ -1,6 +1,10 @@
 """A real threaded HTTP server on 127.0.0.1 speaking the OpenAI (chat/completions) and Anthropic (messages)
-protocols, with injectable faults (429, 500, timeout, malformed body), fixed latency, a settable number of
-completion tokens per OpenAI reply (`completion_tokens`) and request counting.
+protocols, with injectable faults (429, 500, timeout, malformed body; and the dialect faults of real endpoints:
+`empty` answers, `thought_out` replies whose thinking spent the whole budget, `500-final` / `400-retry` carrying
+`x-should-retry: false` / `true`), fixed latency, a settable number of completion tokens per OpenAI reply
+(`completion_tokens`) and request counting; `received` keeps every live request (path, body). `rejects_seed` makes
+it answer as Gemini's OpenAI-compatible endpoint does to a `seed` (HTTP 400), and its Messages endpoint refuses an
+empty message as Anthropic's does.
 Requests with `"stream": true` are answered in server-sent events (chunked), as OpenAI and vLLM do; a `timeout`
 fault then stalls after the first chunk, i.e. mid-generation. `stream_usage = False` and `cut_streams = True` make it
 stream as llama-cpp-python's server does: no usage chunk, and a stream in flight cut short when the next request
@@ -40,6 +44,12 @@ def digest_of(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
 
 
+def enqueued_tokens(body: dict) -> int:
+    """What the fake OpenAI Batch counts a request as: its input's UTF-8 bytes + its output budget."""
+    text = "".join(m.get("content") or "" for m in body.get("messages") or []) or body.get("prompt") or ""
+    return len(text.encode()) + int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+
+
 def sse_chunks(data: dict) -> list[dict]:
     """A completion as the stream of chunks an OpenAI-compatible server sends for it (usage last)."""
     base = {k: data[k] for k in ("id", "created", "model", "system_fingerprint")}
@@ -57,6 +67,27 @@ def sse_chunks(data: dict) -> list[dict]:
         choices.append({"index": 0, "text": "", "finish_reason": choice["finish_reason"]})
     return [*({**base, "object": obj, "choices": [c]} for c in choices),
             {**base, "object": obj, "choices": [], "usage": data["usage"]}]
+
+
+#: Gemini's OpenAI-compatible endpoint's answer to a `seed` (a JSON array, as quoted in the public issue threads).
+GEMINI_SEED_400 = [{"error": {"code": 400, "message": "Invalid JSON payload received. Unknown name \"seed\": Cannot find "
+                              "field.", "status": "INVALID_ARGUMENT"}}]
+ANTHROPIC_EMPTY_400 = {"type": "error", "error": {"type": "invalid_request_error", "message": "messages.1: all messages "
+                       "must have non-empty content except for the optional final assistant message"}}
+
+
+def unanswered(path: str, body: dict, digest: str, fault: str) -> dict:
+    """A chat completion without an answer: `empty` (content "", finish stop) or `thought_out` (thinking spent the
+    whole budget: content null, finish length, every completion token a reasoning token)."""
+    budget = body.get("max_completion_tokens") or body.get("max_tokens") or 16
+    data = openai_reply(path, body, digest)
+    if fault == "empty":
+        data["choices"][0]["message"]["content"] = ""
+    else:
+        data["choices"][0].update(finish_reason="length", message={"role": "assistant", "content": None})
+        data["usage"] = {"prompt_tokens": 7, "completion_tokens": budget, "total_tokens": 7 + budget,
+                         "completion_tokens_details": {"reasoning_tokens": budget}}
+    return data
 
 
 def openai_reply(path: str, body: dict, digest: str, completion_tokens: int = 3) -> dict:
@@ -88,7 +119,9 @@ class FakeServer:
         self.stream_usage = True  # False: streams carry no usage chunk even when asked (llama-cpp-python's server)
         self.cut_streams = False  # True: a stream in flight is cut (chunked body left unfinished) when another request arrives
         self.arrivals = 0  # requests received so far
-        self.faults: list[str] = []  # consumed one per request: "429", "500", "timeout", "malformed"
+        self.faults: list[str] = []  # consumed one per request: "429", "500", "timeout", "malformed", and DIALECT_FAULTS
+        self.rejects_seed = False  # answer a body with `seed` as Gemini's OpenAI-compatible endpoint does (400)
+        self.received: list[tuple[str, dict]] = []  # every live request: (path, body)
         self.bodies: Counter[str] = Counter()
         self.count_file = count_file
         self.lock = threading.RLock()
@@ -96,6 +129,8 @@ class FakeServer:
         self.hold_batches = False  # keep every batch unfinished (to interrupt a run while it polls)
         self.batch_errors = 0  # the next N executed batch requests come back as per-request errors
         self.batch_error_status = 500  # ... of this status (500: the provider's failure; 400: this request's)
+        self.enqueued_limit: int | None = None  # OpenAI Batch: a batch past this many enqueued tokens fails whole
+        self.peak_enqueued = 0  # most tokens ever enqueued at once (unfinished OpenAI batches)
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict] = {}  # id -> OpenAI or Anthropic batch object
         self.batch_inputs: dict[str, list[dict]] = {}  # id -> submitted requests (custom_id, url, body)
@@ -142,7 +177,7 @@ class FakeServer:
         with self.lock:
             self.polls[batch_id] += 1
             batch = self.batches[batch_id]
-            finished = batch.get("status") == "completed" or batch.get("processing_status") == "ended"
+            finished = batch.get("status") in ("completed", "failed") or batch.get("processing_status") == "ended"
             due = not finished and not self.hold_batches and self.polls[batch_id] > self.batch_polls
             if due:
                 (self._finish_openai if "status" in batch else self._finish_anthropic)(batch)
@@ -199,6 +234,18 @@ class FakeServer:
             return 400, {"error": {"message": "batch lines need unique custom_id, POST and the batch endpoint", "type": "invalid_request_error"}}
         with self.lock:
             batch_id = f"batch_{len(self.batches) + 1}"
+            tokens = sum(enqueued_tokens(x["body"]) for x in lines)
+            queued = sum(sum(enqueued_tokens(x["body"]) for x in self.batch_inputs[b]) for b, v in self.batches.items()
+                         if v.get("status") in ("validating", "in_progress"))
+            if self.enqueued_limit is not None and queued + tokens > self.enqueued_limit:  # fails whole, as the API does
+                self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "status": "failed",
+                                          "input_file_id": body["input_file_id"], "completion_window": "24h",
+                                          "output_file_id": None, "error_file_id": None, "created_at": 0,
+                                          "errors": {"object": "list", "data": [{"code": "token_limit_exceeded", "message":
+                                                     f"Enqueued token limit reached. Limit: {self.enqueued_limit:,} enqueued tokens."}]}}
+                self.batch_inputs[batch_id] = lines
+                return 200, self.batches[batch_id]
+            self.peak_enqueued = max(self.peak_enqueued, queued + tokens)
             self.batches[batch_id] = {"id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
                                       "input_file_id": body["input_file_id"], "completion_window": "24h", "status": "validating",
                                       "output_file_id": None, "error_file_id": None, "created_at": 0,
@@ -282,11 +329,29 @@ class FakeServer:
                     return self._json(*server.create_anthropic_batch(body))
                 digest = server.count(body)
                 with server.lock:
+                    server.received.append((self.path, body))
                     server.arrivals += 1
                     self.arrival = server.arrivals
                     fault = server.faults.pop(0) if server.faults else None
                 if server.latency_s:
                     time.sleep(server.latency_s)
+                if server.rejects_seed and "seed" in body:
+                    return self._send(400, json.dumps(GEMINI_SEED_400).encode())
+                if self.path.endswith("/messages") and any(not m.get("content") for m in body.get("messages", [])):
+                    return self._send(400, json.dumps(ANTHROPIC_EMPTY_400).encode(), {"request-id": "req_empty"})
+                if fault == "500-final":
+                    return self._send(500, b'{"error":{"message":"do not retry","type":"server_error"}}',
+                                      {"x-should-retry": "false"})
+                if fault == "400-retry":
+                    return self._send(400, b'{"error":{"message":"try again","type":"invalid_request_error"}}',
+                                      {"x-should-retry": "true", "retry-after-ms": "10"})
+                if fault in ("empty", "thought_out") and self.path.endswith("/messages"):
+                    data = {**json.loads((FIXTURES / "anthropic_message.json").read_text()),
+                            "content": [{"type": "text", "text": ""}]}
+                    return self._send(200, json.dumps(data).encode(), {"request-id": "req_anthropic_empty"})
+                if fault in ("empty", "thought_out"):
+                    return self._send(200, json.dumps(unanswered(self.path, body, digest, fault)).encode(),
+                                      {"x-request-id": f"req_{digest}"})
                 if fault == "429":
                     return self._send(429, b'{"error":{"message":"rate limited","type":"rate_limit"}}', {"retry-after-ms": "10"})
                 if fault == "500":

@@ -12,7 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.generate.cli import generate
-from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicBatch
+from mirage.generate.memory import input_bound
+from mirage.generate.providers.anthropic import AnthropicBatch
+from mirage.generate.providers.dialects import ANTHROPIC
 from mirage.generate.providers.openai_batch import OpenAIBatch
 from mirage.generate.store import Store
 from mirage.io import write_jsonl
@@ -24,13 +26,13 @@ PROVIDERS = ["openai", "anthropic"]
 JOBS = {"openai": OpenAIBatch, "anthropic": AnthropicBatch}
 
 
-def setup(tmp_path: Path, url: str, provider: str, n_rows: int = 6) -> Path:
+def setup(tmp_path: Path, url: str, provider: str, n_rows: int = 6, **entry_extra) -> Path:
     """C1 and C2 requests and a params.yaml whose model `fake` always uses the batch API, polling fast."""
     write_jsonl(tmp_path / "requests/C1.jsonl", request_rows(n_rows, "C1"))
     write_jsonl(tmp_path / "requests/C2.jsonl", request_rows(4, "C2"))
     entry = {"provider": provider, "model_id": "fake-model", "revision": "fake-2025-01-01", "max_retries": 1,
              "timeout_s": 5, "use_batch_api": True, "batch_min_requests": 1, "batch_poll_s": 0.01,
-             "base_url": url + "/v1" if provider == "openai" else url}
+             "base_url": url + "/v1" if provider == "openai" else url, **entry_extra}
     return write_params(tmp_path / "params.yaml", {"fake": entry}, n_samples=2)
 
 
@@ -84,7 +86,7 @@ def test_batch_path_end_to_end(tmp_path, provider):
         assert state_files(tmp_path) == [f"{provider}-{batch_id}.ingested"]
         if provider == "anthropic":
             stored = Store.open(tmp_path / "gen/fake/store").done.values()
-            assert {r["note"] for r in stored} == {NO_SEED_NOTE}
+            assert {r["note"] for r in stored} == {ANTHROPIC.no_seed}
         assert "sent 0 call(s)" in invoke(params)  # all cached: no second batch
         assert len(srv.batches) == 1 and srv.total == 12
 
@@ -165,3 +167,31 @@ def test_large_job_is_split_into_batches_within_limits(tmp_path, provider, monke
         assert srv.total == 12 and list(srv.executed.values()) == [1] * 12
         assert len(check_views(tmp_path, srv, provider)) == 12
         assert len(state_files(tmp_path)) == 3 and all(n.endswith(".ingested") for n in state_files(tmp_path))
+
+
+def test_openai_batches_stay_within_the_enqueued_token_limit(tmp_path):
+    """A job larger than the account's enqueued-token limit goes out in parts, each submitted only when the batches
+    in flight leave room: the server (which fails a batch past its limit whole, as OpenAI does) never fails one."""
+    rows = request_rows(6, "C1")
+    cost = max(input_bound(r["messages"]) for r in rows) + 256  # the client's estimate of one request (C1: 256)
+    limit = 3 * cost
+    with FakeServer(batch_polls=1) as srv:
+        srv.enqueued_limit = limit
+        params = setup(tmp_path, srv.url, "openai", batch_enqueued_tokens=limit)
+        assert "sent 12 call(s)" in invoke(params)
+        assert all(b["status"] == "completed" for b in srv.batches.values())
+        assert len(srv.batches) >= 4 and 0 < srv.peak_enqueued <= limit
+        assert len(check_views(tmp_path, srv, "openai")) == 12
+
+
+def test_a_batch_past_the_enqueued_token_limit_stops_the_run_and_waits(tmp_path):
+    """Told a larger limit than the account has, the run learns it from the failed batch: an outage (nothing
+    counted against the samples), no further part submitted, and the rerun within the true limit completes."""
+    with FakeServer(batch_polls=1) as srv:
+        srv.enqueued_limit = 1000
+        params = setup(tmp_path, srv.url, "openai", batch_enqueued_tokens=10**6)
+        res = CliRunner().invoke(generate, cli(params)[1:])
+        assert res.exit_code == 1 and "Enqueued token limit reached" in res.output
+        assert len(srv.batches) == 1 and "12 of 12 sample(s) wait" in res.output
+        store = Store.open(tmp_path / "gen/fake/store")
+        assert not store.done and not store.attempts

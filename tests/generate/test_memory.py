@@ -20,7 +20,8 @@ from mirage.generate.memory import (
     request_bound,
     weight_gib,
 )
-from mirage.generate.providers.vllm import REPRODUCIBLE_ENV, DoesNotFit, VLLMProvider, engine_kwargs
+from mirage.generate.providers.dialects import VLLM
+from mirage.generate.providers.vllm import DoesNotFit, VLLMProvider, engine_kwargs
 from tests.generate.conftest import write_params
 
 MODELS = default_models()
@@ -102,14 +103,14 @@ def test_vllm_engine_uses_the_marlin_kernel_and_refuses_what_cannot_fit_before_i
     assert MODELS["qwen2.5-72b-awq"].output_settings()["quantization"] == "awq"  # the store key names the weights
     with pytest.raises(DoesNotFit, match="does not fit on 8x H100-80GB"):
         VLLMProvider("deepseek-v3", MODELS["deepseek-v3"].model_copy(update={"gpu_type": "H100-80GB"}), 3000)
-    for key in REPRODUCIBLE_ENV:
+    for key in VLLM.env:
         monkeypatch.delenv(key, raising=False)
     try:
         import vllm  # noqa: F401
     except ImportError:
         with pytest.raises(RuntimeError, match="vllm"):
             VLLMProvider("llama-3.3-70b", MODELS["llama-3.3-70b"], 3000)
-        assert {k: os.environ[k] for k in REPRODUCIBLE_ENV} == {"VLLM_BATCH_INVARIANT": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
+        assert {k: os.environ[k] for k in VLLM.env} == {"VLLM_BATCH_INVARIANT": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
 
 
 def test_estimate_prints_the_plan_and_the_refusal(tmp_path, requests_dir):

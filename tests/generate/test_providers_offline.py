@@ -4,7 +4,8 @@ from types import SimpleNamespace
 import pytest
 
 from mirage.config.generate import UNPINNED, ModelSpec, default_models
-from mirage.generate.providers.anthropic import NO_SEED_NOTE, AnthropicProvider, parse_batch_result
+from mirage.generate.providers.anthropic import AnthropicProvider, parse_batch_result
+from mirage.generate.providers.dialects import ANTHROPIC, dialect_for
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.vllm import (
     UnpinnedRevision,
@@ -23,7 +24,7 @@ S = Sample(key="k", sample_index=1, seed=42, max_tokens=32, temperature=0.7, top
 
 
 def test_anthropic_replays_recorded_message_and_has_no_seed():
-    assert make_sample(default_models()["claude-opus-4"], AnthropicProvider.seeded, "r", 0, {"messages": []},
+    assert make_sample(default_models()["claude-opus-4"], dialect_for(default_models()["claude-opus-4"]).seed, "r", 0, {"messages": []},
                        Settings(1, 8, 0.7, 1.0, 3)).seed is None
     with FakeServer() as srv:
         spec = ModelSpec(provider="anthropic", model_id="claude-opus-4-20250514", revision="claude-opus-4-20250514",
@@ -37,7 +38,7 @@ def test_anthropic_replays_recorded_message_and_has_no_seed():
         r = out["k"]
         assert srv.total == 2  # 429 retried
         assert r.text == "Recommendation: review." and r.reasoning.startswith("The case file")
-        assert (r.tokens_in, r.tokens_out, r.finish_reason, r.note) == (412, 57, "stop", NO_SEED_NOTE)
+        assert (r.tokens_in, r.tokens_out, r.finish_reason, r.note) == (412, 57, "stop", ANTHROPIC.no_seed)
         assert r.provider_request_id == "req_anthropic_1"
 
 
@@ -62,6 +63,9 @@ def test_vllm_refuses_unpinned_and_builds_requests_without_vllm():
                           outputs=[SimpleNamespace(text="hello", finish_reason="length", token_ids=[5, 6])])
     r = parse_output(out, 1.5)
     assert (r.text, r.finish_reason, r.tokens_in, r.tokens_out) == ("hello", "length", 3, 2)
+    out.outputs[0].text = " \n"  # an end-of-sequence at once: no answer, a failed call (cause reply), not a success
+    r = parse_output(out, 1.5, 32)
+    assert r.error == "no answer: the output budget (32 tokens) ran out before any visible text" and r.cause == "reply"
 
 
 def test_vllm_absent_gives_clear_error():

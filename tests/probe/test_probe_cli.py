@@ -83,3 +83,18 @@ def test_registry_entry_wins_and_api_models_are_refused():
     assert resolve_model(params, "smollm2-135m", {}).gguf_file == "SmolLM2-135M-Instruct.Q4_1.gguf"  # fallback
     with pytest.raises(click.ClickException, match="openai API"):
         resolve_model(params, "api", {})
+
+
+def test_a_registry_model_that_cannot_fit_its_gpus_is_refused_before_loading(tmp_path):
+    """The probe checks the GPU memory plan itself: Llama-3.3-70B's bf16 weights on one H100 are refused in one line
+    naming what would fit, before torch or the weights are touched (this machine has no GPU)."""
+    import yaml
+
+    entry = {"provider": "vllm", "model_id": "meta-llama/Llama-3.3-70B-Instruct", "revision": "a" * 40, "gpus": 1,
+             "tensor_parallel_size": 1}
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"models": {"llama-one-gpu": entry}, "slices": {"demo": {"models": ["llama-one-gpu"]}}}))
+    res = CliRunner().invoke(probe, ["--model", "llama-one-gpu", "--params", str(params), "--out-dir", str(tmp_path / "o")])
+    assert res.exit_code == 1, res.output
+    assert "probe of llama-one-gpu does not fit on 1x H100-80GB" in res.output
+    assert "would fit: gpus: 2; the 4-bit variant llama-3.3-70b-awq" in res.output and not (tmp_path / "o").exists()

@@ -247,7 +247,8 @@ def _client_errors() -> tuple[type[BaseException], ...]:
 def _status_error(status: int, headers: Any, raw: bytes, rid: str | None) -> Exception:
     """`HTTP {status}: {message}` with its cause: 401/403 a refused key, 402 or a 429 with a quota code an empty
     account, 404 a wrong model or URL (final: no retry cures them, and none uses up an attempt); 408/409/5xx and
-    other 429s retryable (with the server's Retry-After); other 4xx a final failure of this request. The message is
+    other 429s retryable (with the server's Retry-After); other 4xx a final failure of this request; the server's
+    `x-should-retry` overrides the status either way (`should_retry`). The message is
     redacted whole (mirage.secrets) before it is cut to ERROR_CHARS: a cut never splits a key."""
     try:
         data = json.loads(raw)
@@ -256,9 +257,17 @@ def _status_error(status: int, headers: Any, raw: bytes, rid: str | None) -> Exc
         data, message = None, raw[:ERROR_BODY_BYTES].decode("utf-8", "replace").strip()
     error = f"HTTP {status}: {redact(message)[:ERROR_CHARS]}"
     cause = status_cause(status, data)
-    if cause in ("server", "rate_limit"):
+    if should_retry(headers, cause in ("server", "rate_limit")):
         return Retryable(error, after=retry_after(headers), request_id=rid, cause=cause)
     return Failed(error, rid, cause)
+
+
+def should_retry(headers: Any, by_status: bool) -> bool:
+    """Whether to try an error again: the server's `x-should-retry: true|false` when it sends one (obeyed as the
+    official OpenAI and Anthropic SDKs obey it, `_base_client._should_retry`: a `false` makes even a 429 or 5xx
+    final), else `by_status` (408/409/429/5xx)."""
+    value = str(headers.get("x-should-retry", "")).strip().lower()
+    return {"true": True, "false": False}.get(value, by_status)
 
 
 def status_cause(status: int, data: Any = None) -> str:

@@ -2,9 +2,11 @@
 (`_async`: adaptive bounded concurrency, retries with backoff honouring Retry-After); Message Batches through the
 official SDK.
 
-The Messages API has no seed parameter: records carry seed=null and a note saying so, and repeated
-samples are distinguished only by their sample index. A leading system message becomes `system`.
-Thinking blocks (extended thinking) are kept as the reasoning trace. Jobs of at least
+The request speaks the Anthropic dialect (`dialects.ANTHROPIC`): no seed parameter (records carry seed=null and
+the dialect's note, and repeated samples are distinguished only by their sample index), thinking never switched on.
+A leading system message becomes `system`. Thinking blocks (extended thinking) are kept as the reasoning trace. A
+reply without visible text is a failed call (`reply.answered`), so no M4 second turn follows an empty first turn
+(the API refuses a conversation with an empty assistant turn, HTTP 400, for good). Jobs of at least
 `batch_min_requests` go through Message Batches when `use_batch_api` is set.
 """
 
@@ -20,7 +22,6 @@ from mirage.generate.providers._http import Failed, HttpClient, reply_cap
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
 from mirage.generate.providers.openai_batch import BatchJob
 
-NO_SEED_NOTE = "anthropic Messages API has no seed parameter; samples are not reproducible by seed"
 ANTHROPIC_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 #: Causes of the error types of an `errored` Message Batches result (others, `canceled` and `expired`: server).
@@ -29,8 +30,6 @@ BATCH_ERROR_CAUSES = {"invalid_request_error": "request", "authentication_error"
 
 
 class AnthropicProvider(Provider):
-    seeded = False
-
     def __init__(self, name: str, spec: ModelSpec) -> None:
         super().__init__(name, spec)
         self.api_key = self.api_key_from_env()
@@ -71,7 +70,8 @@ class AnthropicProvider(Provider):
                 reply = await client.post_json("/v1/messages", self.params(s), self.spec.timeout_s, reply_cap(s.max_tokens))
             except Failed as exc:
                 return Result.failure(exc.error, request_id=exc.request_id, cause=exc.cause)
-            return self.check_served(parse_message(reply.data, request_id=reply.request_id, max_tokens=s.max_tokens))
+            return self.check_served(self.noted(parse_message(reply.data, request_id=reply.request_id,
+                                                              max_tokens=s.max_tokens)))
 
         run_bounded(samples, self.http, call, on_result, self.spec.max_concurrency, self.spec.requests_per_minute,
                     self.spec.max_retries, self.spec.adaptive_concurrency)
@@ -103,14 +103,14 @@ class AnthropicBatch(BatchJob):
             row = item.model_dump()
             s = wanted.pop(row["custom_id"], None)
             if s is not None:
-                on_result(s, parse_batch_result(row["result"]))
+                on_result(s, self.provider.noted(parse_batch_result(row["result"], s.max_tokens)))
         return batch.processing_status
 
 
 def parse_message(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None,
                   max_tokens: int | None = None) -> Result:
     """Messages API JSON -> Result, every field checked (mirage.generate.providers.reply): text blocks joined,
-    thinking blocks as reasoning, seed-less note."""
+    thinking blocks as reasoning; a reply without visible text is a failed call."""
     try:
         blocks = [check.obj(b, f"content[{i}]") for i, b in enumerate(check.array(data.get("content"), "content"))]
         text = "".join(check.string(b, "text", f"content[{i}]") or "" for i, b in enumerate(blocks) if b.get("type") == "text")
@@ -121,17 +121,22 @@ def parse_message(data: dict[str, Any], latency_s: float = 0.0, request_id: str 
         stop, response_id = check.string(data, "stop_reason", "reply"), check.string(data, "id", "reply")
         served = check.string(data, "model", "reply")
         check.within_budget(max_tokens, text, thinking)
+        finish = normalise_finish(stop)
+        check.answered(text, finish, max_tokens)
+    except check.Unanswered as exc:
+        return Result.failure(f"no answer: {exc}", latency_s, request_id)
     except check.Malformed as exc:
         return Result.failure(f"malformed response: {exc}", latency_s, request_id)
-    return Result(text=text, reasoning=thinking, finish_reason=normalise_finish(stop), tokens_in=tokens_in,
-                  tokens_out=tokens_out, latency_s=latency_s, provider_request_id=request_id or response_id,
-                  note=NO_SEED_NOTE, served_model=served, extra={"response_id": response_id})
+    return Result(text=text, reasoning=thinking, finish_reason=finish, tokens_in=tokens_in, tokens_out=tokens_out,
+                  latency_s=latency_s, provider_request_id=request_id or response_id, served_model=served,
+                  extra={"response_id": response_id})
 
 
-def parse_batch_result(result: dict[str, Any]) -> Result:
+def parse_batch_result(result: dict[str, Any], max_tokens: int | None = None) -> Result:
     """One Message Batches result (`succeeded` / `errored` / `canceled` / `expired`)."""
     if result.get("type") == "succeeded":
-        return parse_message(result.get("message") if isinstance(result.get("message"), dict) else {})
+        return parse_message(result.get("message") if isinstance(result.get("message"), dict) else {},
+                             max_tokens=max_tokens)
     error = result.get("error") if isinstance(result.get("error"), dict) else {}
     inner = error.get("error") if isinstance(error.get("error"), dict) else error
     cause = BATCH_ERROR_CAUSES.get(inner.get("type"), "server") if result.get("type") == "errored" else "server"

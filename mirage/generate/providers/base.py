@@ -107,12 +107,15 @@ class Provider(abc.ABC):
     """Generates samples. `on_result` is called once per sample as soon as it is done (so the caller can
     store it durably), from the calling thread, in any order."""
 
-    #: False where the backend has no seed parameter (the store then records seed=null).
-    seeded: bool = True
-
     def __init__(self, name: str, spec: ModelSpec) -> None:
+        from mirage.generate.providers.dialects import dialect_for
+
         self.name = name
         self.spec = spec
+        #: What the endpoint accepts (mirage.generate.providers.dialects); `seeded` False where it takes no seed
+        #: (the store then records seed=null and the dialect's note).
+        self.dialect = dialect_for(spec)
+        self.seeded = self.dialect.seed
         #: Folder for provider bookkeeping that must survive a kill (e.g. submitted batch ids); set by the runner.
         self.state_dir: str | None = None
         #: Called with the number of tokens decoded in a step, by providers that decode locally (live progress).
@@ -128,6 +131,12 @@ class Provider(abc.ABC):
         if not key:
             raise RuntimeError(f"model '{self.name}': set the environment variable {self.spec.api_key_env} to its API key")
         return key
+
+    def noted(self, result: Result) -> Result:
+        """`result` with the dialect's note where no seed was sent (a protocol deviation, kept in every record)."""
+        if result.error is None and self.dialect.no_seed:
+            result.note = "; ".join(n for n in (self.dialect.no_seed, result.note) if n)
+        return result
 
     def check_served(self, result: Result) -> Result:
         """`result`, or a failure (cause served_model) when the server names another model than `model_id` and the

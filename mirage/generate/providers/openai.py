@@ -2,10 +2,11 @@
 
 Chat models get `/chat/completions`, completion-mode models `/completions`. Live requests go through a lean
 aiohttp client (`_http`) and the shared driver (`_async`): 408/409/429/5xx, timeouts, connection errors and
-unparseable bodies are retried (`max_retries`) with exponential backoff and jitter, honouring Retry-After; what
-still fails is recorded as an error (`HTTP 500: ...`). The SDK cost ~1 ms CPU a request, which at high concurrency
-made the client, not the server, the bottleneck (benchmarks/bench_api.py). `seed` is sent; `system_fingerprint`
-and the request id (`x-request-id`) are recorded. Streamed requests (`ModelSpec.stream`) give the same result as
+unparseable bodies are retried (`max_retries`) with exponential backoff and jitter, honouring Retry-After and
+`x-should-retry`; what still fails is recorded as an error (`HTTP 500: ...`). The SDK cost ~1 ms CPU a request, which
+at high concurrency made the client, not the server, the bottleneck (benchmarks/bench_api.py). The request speaks
+the endpoint's dialect (`dialects.dialect_for`: `seed` where it is taken, Gemini's endpoint rejects it; the budget
+field; thinking held low); `system_fingerprint` and the request id (`x-request-id`) are recorded. Streamed requests (`ModelSpec.stream`) give the same result as
 plain ones and record time queued apart from time generating. An endpoint that cuts a streamed reply short or
 streams without usage (llama-cpp-python's server) gets plain requests from then on: the call is sent again plain,
 and said once on stderr.
@@ -29,8 +30,6 @@ OPENAI_URL = "https://api.openai.com/v1"
 
 
 class OpenAIProvider(Provider):
-    seeded = True
-
     def __init__(self, name: str, spec: ModelSpec) -> None:
         super().__init__(name, spec)
         self.api_key = self.api_key_from_env()
@@ -66,10 +65,11 @@ class OpenAIProvider(Provider):
         return "/v1/chat/completions" if self.spec.mode == "chat" else "/v1/completions"
 
     def body(self, s: Sample) -> dict[str, Any]:
-        """Request body for one sample (shared by the live and the Batch API path)."""
-        body: dict[str, Any] = {"model": self.spec.model_id, "max_tokens": s.max_tokens, "temperature": s.temperature,
-                                "top_p": s.top_p, "n": 1, **self.spec.sampling_extra}
-        if s.seed is not None:
+        """Request body for one sample (shared by the live and the Batch API path), in the endpoint's dialect:
+        its budget field, `seed` only where the endpoint takes one, thinking fields via `sampling_extra`."""
+        body: dict[str, Any] = {"model": self.spec.model_id, self.dialect.token_field: s.max_tokens,
+                                "temperature": s.temperature, "top_p": s.top_p, "n": 1, **self.spec.sampling_extra}
+        if s.seed is not None and self.dialect.seed:
             body["seed"] = s.seed
         if self.spec.mode == "chat":
             body["messages"] = s.message_list
@@ -110,7 +110,7 @@ class OpenAIProvider(Provider):
                 return Result.failure(f"malformed response: {exc}", request_id=rid)
             result = parse_response(data, request_id=reply.request_id, max_tokens=s.max_tokens)
             result.queue_s, result.generation_s = reply.queue_s, reply.generation_s
-            return self.check_served(result)
+            return self.check_served(self.noted(result))
 
         run_bounded(samples, self.http, call, on_result, spec.max_concurrency, spec.requests_per_minute,
                     spec.max_retries, spec.adaptive_concurrency)
@@ -176,13 +176,26 @@ def parse_response(data: dict[str, Any], latency_s: float = 0.0, request_id: str
         response_id = check.string(data, "id", "reply")
         fingerprint = check.string(data, "system_fingerprint", "reply")
         served = check.string(data, "model", "reply")
+        details = check.obj(usage.get("completion_tokens_details"), "usage.completion_tokens_details", optional=True)
+        thought = check.count(details, "reasoning_tokens", "usage.completion_tokens_details")
         check.within_budget(max_tokens, text, reasoning, refusal)
+        finish = "refusal" if refusal else normalise_finish(finish_reason)
+        check.answered(text or (refusal or ""), finish, max_tokens, thought)
+    except check.Unanswered as exc:
+        return Result.failure(f"no answer: {exc}", latency_s, request_id)
     except check.Malformed as exc:
         return Result.failure(f"malformed response: {exc}", latency_s, request_id)
-    finish = "refusal" if refusal else normalise_finish(finish_reason)
     return Result(text=text or (refusal or ""), reasoning=reasoning, finish_reason=finish, tokens_in=tokens_in,
                   tokens_out=tokens_out, latency_s=latency_s, provider_request_id=request_id or response_id,
-                  system_fingerprint=fingerprint, served_model=served, extra={"response_id": response_id})
+                  system_fingerprint=fingerprint, served_model=served, note=thinking_note(thought, max_tokens),
+                  extra={"response_id": response_id})
+
+
+def thinking_note(reasoning_tokens: int, max_tokens: int | None) -> str | None:
+    """The record's note where thinking spent part of the output budget (the answer had the rest)."""
+    if not reasoning_tokens:
+        return None
+    return f"thinking spent {reasoning_tokens} of the {max_tokens}-token output budget"
 
 
 def dumps_line(obj: dict) -> str:

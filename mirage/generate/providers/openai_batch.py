@@ -4,7 +4,9 @@ Every submitted batch is recorded in `{state_dir}/{prefix}-{batch_id}.json` (its
 after it is created and before polling, so a killed run re-polls and ingests the same batch instead of
 buying it again. A run resumes only the recorded batches that share keys with it (a batch of another
 condition waits for its own run); a record keeps the keys no run has ingested yet and is retired
-(renamed `.ingested`) when none are left. Jobs are split into batches within the API's size limits.
+(renamed `.ingested`) when none are left. Jobs are split into batches within the API's size limits and, for
+OpenAI, within the account's enqueued-token limit (`batch_enqueued_tokens`): a batch that would pass it fails whole
+(`token_limit_exceeded`), so the next part is submitted only when the batches in flight leave room for it.
 A key that a finished batch returns no result for is reported as an outage (cause `server`: the provider's failure,
 no attempt used up), and so is a per-request error the provider's status calls one (5xx, 429, 401...); the run then
 stops and the next run sends exactly those keys again.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import abc
 import json
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,8 @@ class BatchJob(abc.ABC):
     prefix: str
     max_requests: int
     max_bytes: int
+    #: The account's enqueued-token limit (OpenAI Batch), None where the API has none.
+    max_enqueued_tokens: int | None = None
 
     def __init__(self, client: Any, poll_s: float) -> None:
         self.client, self.poll_s = client, poll_s
@@ -51,34 +56,67 @@ class BatchJob(abc.ABC):
     def collect(self, batch: Any, wanted: dict[str, Sample], on_result: OnResult) -> str:
         """Report the results of a finished batch for keys in `wanted`, popping them; returns its final status."""
 
+    def tokens(self, s: Sample) -> int:
+        """Estimated tokens one request enqueues (None-limited jobs never ask): an upper bound of its input
+        (UTF-8 bytes, mirage.generate.memory.input_bound) + its max_tokens."""
+        from mirage.generate.memory import input_bound
+
+        return input_bound(s.messages if s.messages is not None else s.prompt) + s.max_tokens
+
     def run(self, state_dir: str | None, samples: list[Sample], on_result: OnResult) -> None:
-        """Resume the recorded batches that hold any of `samples`, submit the rest, poll all, ingest."""
+        """Resume the recorded batches that hold any of `samples`, submit the rest, poll, ingest. With an
+        enqueued-token limit (`max_enqueued_tokens`), parts stay under it and a part is submitted only when the
+        batches in flight leave room for it; after an outage no further part is submitted (its samples stay
+        pending for the next run)."""
         if not state_dir:
             raise RuntimeError("the batch API needs a state_dir to record submitted batches in")
         state = Path(state_dir)
         pending = {s.key: s for s in samples}
-        records = open_records(state, self.prefix, pending)
-        resumed = {k for _, data in records for k in data["keys"]}
-        requests = [self.request(s) for k, s in pending.items() if k not in resumed]
-        for part in chunked(requests, self.max_requests, self.max_bytes):
-            fields = self.submit(part)
-            path = state / f"{self.prefix}-{fields['batch_id']}.json"
-            data = {**fields, "keys": sorted(r["custom_id"] for r in part)}
-            write_json(path, data)
-            records.append((path, data))
-        handled = set(pending)
-        for path, data in records:
-            wanted = {k: pending.pop(k) for k in data["keys"] if k in pending}
-            if wanted:
-                batch = self.poll(data["batch_id"])
-                while batch is None:
-                    time.sleep(self.poll_s)
-                    batch = self.poll(data["batch_id"])
-                status = self.collect(batch, wanted, on_result)
+        active = open_records(state, self.prefix, pending)
+        resumed = {k for _, data in active for k in data["keys"]}
+        todo = [s for k, s in pending.items() if k not in resumed]
+        limit = self.max_enqueued_tokens
+        cost = {s.key: self.tokens(s) for s in todo} if limit else {}
+        parts = deque(chunked([self.request(s) for s in todo], self.max_requests, self.max_bytes,
+                              tokens=lambda r: cost[r["custom_id"]] if limit else 0, max_tokens=limit))
+        enqueued = sum(data.get("tokens", 0) for _, data in active)
+        handled, outage = set(pending), []
+
+        def report(s: Sample, r: Result) -> None:
+            if r.outage:
+                outage.append(r)
+            on_result(s, r)
+
+        while active or (parts and not outage):
+            while parts and not outage and (limit is None or not active or
+                                            enqueued + part_tokens(parts[0], cost) <= limit):
+                part = parts.popleft()
+                fields = self.submit(part)
+                path = state / f"{self.prefix}-{fields['batch_id']}.json"
+                data = {**fields, "keys": sorted(r["custom_id"] for r in part), "tokens": part_tokens(part, cost)}
+                write_json(path, data)
+                active.append((path, data))
+                enqueued += data["tokens"]
+            waiting = []
+            for path, data in active:
+                batch = self.poll(data["batch_id"]) if any(k in pending for k in data["keys"]) else "ingested"
+                if batch is None:
+                    waiting.append((path, data))
+                    continue
+                wanted = {k: pending.pop(k) for k in data["keys"] if k in pending}
+                status = self.collect(batch, wanted, report) if wanted else batch
                 for s in wanted.values():  # the provider's failure, not the model's: pending, no attempt used
-                    on_result(s, Result.failure(f"batch {data['batch_id']} {status}: no result for this request",
-                                                cause="server"))
-            settle(path, data, handled)
+                    report(s, Result.failure(f"batch {data['batch_id']} {status}: no result for this request",
+                                             cause="server"))
+                settle(path, data, handled)
+                enqueued -= data.get("tokens", 0)
+            if waiting and len(waiting) == len(active):
+                time.sleep(self.poll_s)
+            active = waiting
+
+
+def part_tokens(part: list[dict], cost: dict[str, int]) -> int:
+    return sum(cost.get(r["custom_id"], 0) for r in part)
 
 
 def open_records(state: Path, prefix: str, keys: dict[str, Any]) -> list[tuple[Path, dict]]:
@@ -101,17 +139,20 @@ def settle(path: Path, data: dict, handled: set[str]) -> None:
 
 
 def chunked(requests: list[dict], max_requests: int, max_bytes: int,
-            size: Callable[[dict], int] = lambda r: len(json.dumps(r, ensure_ascii=False)) + 1) -> list[list[dict]]:
-    """Consecutive parts of at most `max_requests` requests and `max_bytes` bytes of JSONL each."""
+            size: Callable[[dict], int] = lambda r: len(json.dumps(r, ensure_ascii=False)) + 1,
+            tokens: Callable[[dict], int] = lambda r: 0, max_tokens: int | None = None) -> list[list[dict]]:
+    """Consecutive parts of at most `max_requests` requests, `max_bytes` bytes of JSONL and `max_tokens`
+    estimated tokens each (a single request over the token limit is a part of its own)."""
     parts: list[list[dict]] = []
-    used = 0
+    used = spent = 0
     for r in requests:
-        n = size(r)
-        if not parts or len(parts[-1]) >= max_requests or used + n > max_bytes:
+        n, t = size(r), tokens(r)
+        if not parts or len(parts[-1]) >= max_requests or used + n > max_bytes or \
+                max_tokens is not None and spent + t > max_tokens:
             parts.append([])
-            used = 0
+            used = spent = 0
         parts[-1].append(r)
-        used += n
+        used, spent = used + n, spent + t
     return parts
 
 
@@ -146,7 +187,7 @@ def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample]
                 cause = status_cause(status, body) if isinstance(status, int) and status >= 400 else "server"
                 result = Result.failure(f"batch error: {json.dumps(err or body.get('error'))}", request_id=rid, cause=cause)
             else:
-                result = parse_response(body, 0.0, rid)
+                result = parse_response(body, 0.0, rid, by_key[key].max_tokens)
             on_result(by_key[key], result)
             seen.add(key)
     return seen
@@ -162,6 +203,7 @@ class OpenAIBatch(BatchJob):
     def __init__(self, provider: Any) -> None:
         super().__init__(provider.client(), provider.spec.batch_poll_s)
         self.provider = provider
+        self.max_enqueued_tokens = provider.spec.batch_enqueued_tokens
 
     @staticmethod
     def line(provider: Any, s: Sample) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Every field read from a reply goes through one of these: objects must be objects
 UTF-8 (no lone surrogates), token counts integers within 0..MAX_TOKEN_COUNT (not NaN, Infinity, floats, booleans
 or text), and the text of a reply at most max_tokens x CHARS_PER_TOKEN characters (no tokenizer emits longer
 tokens: a longer reply is not what was asked for). A violation raises Malformed naming the field; the providers
-turn it into one failed call (cause `reply`), which the run retries within its budget.
+turn it into one failed call (cause `reply`), which the run retries within its budget. So does a reply without
+an answer (`answered`: empty or blank text, or a budget spent before any visible text).
 """
 
 from __future__ import annotations
@@ -19,6 +20,22 @@ CHARS_PER_TOKEN = LimitsParams.model_fields["chars_per_token"].default
 
 class Malformed(ValueError):
     """A reply field that breaks the protocol."""
+
+
+class Unanswered(Malformed):
+    """A well-formed reply without an answer: no visible text (thinking may have spent the whole budget)."""
+
+
+def answered(text: str, finish: str, max_tokens: int | None, reasoning_tokens: int = 0) -> None:
+    """Refuse a reply whose visible text is empty or blank, unless it is a refusal (finish `refusal`, which the
+    audit counts). Such a reply is a failed call (cause `reply`), retried within the run's limits, never a stored
+    success: an empty M4 first turn would also make the second turn a conversation the endpoint may refuse."""
+    if text.strip() or finish == "refusal":
+        return
+    spent = f", {reasoning_tokens} of them spent thinking" if reasoning_tokens else ""
+    if finish == "length":
+        raise Unanswered(f"the output budget ({max_tokens} tokens{spent}) ran out before any visible text")
+    raise Unanswered(f"empty answer (finish_reason {finish}{spent})")
 
 
 def obj(value: Any, where: str, optional: bool = False) -> dict[str, Any]:

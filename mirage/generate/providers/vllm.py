@@ -8,7 +8,7 @@ GPU memory plan (mirage/generate/memory.py) finds cannot fit, before vLLM is imp
 vLLM's own settings that the harness relies on, each from vLLM's documentation:
 - Reproducibility ("Reproducibility" and "Batch invariance" pages): per-request seeds reproduce a text only when
   the batch it was decoded in does not matter. A resumed run sends only the missing keys, so its batches differ
-  from the first run's; REPRODUCIBLE_ENV turns on batch invariance (VLLM_BATCH_INVARIANT=1, vLLM >= 0.11.1,
+  from the first run's; the dialect's `env` (`dialects.VLLM`) turns on batch invariance (VLLM_BATCH_INVARIANT=1, vLLM >= 0.11.1,
   compute capability >= 8.0) and keeps the engine in this process (VLLM_ENABLE_V1_MULTIPROCESSING=0: deterministic
   scheduling for offline inference). Set either to 0 in the environment to trade this for speed.
 - AWQ: `quantization: awq` would force vLLM's slow AWQ GEMM kernel (vLLM logs that awq_marlin is faster); the same
@@ -25,10 +25,10 @@ from typing import Any
 from mirage.config.generate import ModelSpec
 from mirage.generate.memory import MemoryPlan, plan_model
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
+from mirage.generate.providers.dialects import VLLM
+from mirage.generate.providers.reply import Unanswered, answered
 
 CHUNK = 1024  # samples per LLM call; vLLM batches within it (max_num_seqs)
-REPRODUCIBLE_ENV = {"VLLM_BATCH_INVARIANT": "1", "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}
-KERNELS = {"awq": "awq_marlin"}  # registry weight format -> the vLLM quantization method that runs it fastest
 #: Longest request assumed when the caller names none (calibration's short requests).
 DEFAULT_LONGEST = 8192
 
@@ -57,7 +57,7 @@ def engine_kwargs(spec: ModelSpec, plan: MemoryPlan | None = None) -> dict[str, 
         kw["revision"] = spec.revision
         kw["tokenizer_revision"] = spec.revision
     if spec.quantization:
-        kw["quantization"] = KERNELS.get(spec.quantization, spec.quantization)
+        kw["quantization"] = VLLM.kernels.get(spec.quantization, spec.quantization)
     return kw
 
 
@@ -66,17 +66,20 @@ def sampling_kwargs(s: Sample) -> dict[str, Any]:
     return {"n": 1, "temperature": s.temperature, "top_p": s.top_p, "max_tokens": s.max_tokens, "seed": s.seed}
 
 
-def parse_output(out: Any, latency_s: float) -> Result:
-    """A vLLM RequestOutput -> Result."""
+def parse_output(out: Any, latency_s: float, max_tokens: int | None = None) -> Result:
+    """A vLLM RequestOutput -> Result; one without visible text is a failed call (`reply.answered`)."""
     comp = out.outputs[0]
-    return Result(text=comp.text, finish_reason=normalise_finish(comp.finish_reason),
+    finish = normalise_finish(comp.finish_reason)
+    try:
+        answered(comp.text, finish, max_tokens)
+    except Unanswered as exc:
+        return Result.failure(f"no answer: {exc}", latency_s, str(out.request_id))
+    return Result(text=comp.text, finish_reason=finish,
                   tokens_in=len(out.prompt_token_ids or []), tokens_out=len(comp.token_ids or []), latency_s=latency_s,
                   provider_request_id=str(out.request_id), note="vllm offline batch: latency is the whole batch's wall time")
 
 
 class VLLMProvider(Provider):
-    seeded = True
-
     def __init__(self, name: str, spec: ModelSpec, longest_request: int | None = None) -> None:
         """`longest_request`: token bound of the longest request this run sends (prompt + max_tokens)."""
         super().__init__(name, spec)
@@ -84,7 +87,7 @@ class VLLMProvider(Provider):
         self.plan = plan_model(name, spec, longest_request or DEFAULT_LONGEST)
         if not self.plan.fits:
             raise DoesNotFit(self.plan.refusal)
-        for key, value in REPRODUCIBLE_ENV.items():
+        for key, value in self.dialect.env.items():
             os.environ.setdefault(key, value)  # read by vLLM at import and engine start
         try:
             import vllm
@@ -105,4 +108,4 @@ class VLLMProvider(Provider):
                 outputs = self.llm.generate([s.prompt for s in chunk], sampling_params=params, use_tqdm=False)
             latency = time.perf_counter() - start
             for s, out in zip(chunk, outputs):
-                on_result(s, parse_output(out, latency))
+                on_result(s, parse_output(out, latency, s.max_tokens))
