@@ -1,0 +1,52 @@
+"""Peak memory of `mirage report` on a large slice (issue 35: 500,000 samples in at most 1.5 GB).
+
+    python -m benchmarks.bench_report_memory [--samples 500000] [--models 6] [--dir /tmp/mirage-bench-report]
+
+Synthesises (once, cached under --dir) a slice in the pipeline's own file formats: label files, generation views,
+rendered requests, metrics.csv, estimate and judge evaluation (`bench_browser.build_slice`: matched variants over
+every template, harness, language, pool and mitigation; 100-3,000-character texts). Then runs the real
+`mirage report` on it in a fresh process and prints its wall time and peak RSS (`ru_maxrss` of the child).
+
+Measured on a shared 2-core machine (23 GB RAM), 500,000 samples over 6 models (1.5 GB of JSONL):
+
+| date       | code                                                   | peak RSS | wall  |
+|------------|--------------------------------------------------------|----------|-------|
+| 2026-11-29 | before: whole frames of labels and views, texts held   | BEFORE   |       |
+| 2026-11-29 | after:  RESULT                                         | AFTER    |       |
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.bench_browser import build_slice, run_report
+
+LIMIT_MB = 1536  # the issue's target: 1.5 GB
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--samples", type=int, default=500_000)
+    ap.add_argument("--models", type=int, default=6)
+    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "mirage-bench-report")
+    ap.add_argument("--json", type=Path, help="also write the result here")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    build_slice(args.dir, args.samples, args.models)
+    print(f"slice: {args.samples:,} samples, {args.models} models ({time.perf_counter() - t0:.0f} s to build or reuse)", flush=True)
+    result = {"samples": args.samples, "models": args.models, **run_report(args.dir)}
+    verdict = "within" if result["report_peak_rss_mb"] <= LIMIT_MB else "OVER"
+    print(f"mirage report: {result['report_s']:.0f} s, peak RSS {result['report_peak_rss_mb']:,.0f} MB "
+          f"({verdict} the {LIMIT_MB:,} MB target)", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    sys.exit(0 if verdict == "within" else 1)
+
+
+if __name__ == "__main__":
+    main()
