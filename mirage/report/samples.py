@@ -6,8 +6,9 @@ of them are loaded when the page opens: about 10 bytes a sample) and `.NNNN.js` 
 reasoning, labels of a few hundred samples) loaded when a sample is opened or searched. Every file is a script that
 hands its gzip-compressed, base64-encoded payload to the page (`MIRAGE_SAMPLES.meta(...)` / `.text(...)`): a page
 opened from `file://` may load scripts but not fetch files, so the folder works copied anywhere, with no server and
-no network. Model text only ever reaches the page as base64 inside a JavaScript string and is drawn with
-`textContent`, so it is never parsed as HTML or script.
+no network. The texts are read back from the generation views one chunk at a time (`data.Texts`), so a slice's
+texts are never in memory together. Model text only ever reaches the page as base64 inside a JavaScript string and
+is drawn with `textContent`, so it is never parsed as HTML or script.
 """
 
 from __future__ import annotations
@@ -163,7 +164,7 @@ def _write_shard(out: Path, name: str, shard: pd.DataFrame, codes: dict[str, dic
     (out / f"{name}.meta.js").write_text(_script("meta", name, info, _payload(b"".join(blobs))), encoding="ascii")
     for k, (a, b) in enumerate(bounds):
         part = shard.iloc[a:b]
-        text, reasoning = zip(*texts.read(part)) if b > a else ((), ())
+        text, reasoning = zip(*texts.read(part))  # a chunk has at least one row
         part = part.assign(text=list(text), reasoning=list(reasoning))[DETAIL]
         rids = dict.fromkeys(r for r in part["request_id"] if isinstance(r, str))
         data = {"rows": [[_clean(v) for v in r] for r in part.itertuples(index=False)],
