@@ -283,8 +283,11 @@ class Texts:
                 path = self.paths[int(file)]
                 fh = handles.get(int(file)) or handles.setdefault(int(file), path.open("rb"))
                 fh.seek(int(at))
-                row = json.loads(fh.readline())
-                if row.get("key") != key:
+                try:
+                    row = json.loads(fh.readline())
+                except ValueError:  # not JSON or not UTF-8 any more
+                    row = None
+                if not isinstance(row, dict) or row.get("key") != key:
                     raise DataError(f"{path}: changed while the report was built (byte {int(at)} no longer holds sample {key})")
                 yield row.get("text"), row.get("reasoning")
         finally:
