@@ -8,16 +8,16 @@ every template, harness, language, pool and mitigation; 100-3,000-character text
 `mirage report` on it in a fresh process and prints its wall time, CPU time and peak RSS (`ru_maxrss` of the
 child).
 
-Measured on a shared 2-core machine (23 GB RAM; load average 4-18 from other jobs, so wall times are not
-comparable between rows), 500,000 samples over 6 models (1.5 GB of JSONL):
+Measured on a shared 2-core machine (23 GB RAM, load average about 15 from other jobs), 500,000 samples over
+6 models (1.5 GB of JSONL), the two versions run side by side under /usr/bin/time:
 
-| date       | code                                                                  | peak RSS | wall    |
-|------------|-----------------------------------------------------------------------|----------|---------|
-| 2026-11-29 | before: labels and views as lists of row dicts, every text in memory  | 3,294 MB | 503 s   |
-| 2026-11-29 | after: texts read back by byte offset, frames built column by column  |   832 MB | 1,349 s |
+| date       | code                                                                  | peak RSS | CPU  | wall   |
+|------------|-----------------------------------------------------------------------|----------|------|--------|
+| 2026-11-29 | before: labels and views as lists of row dicts, every text in memory  | 3,295 MB | 86 s | 13 min |
+| 2026-11-29 | after: texts read back by byte offset, frames built column by column  |   817 MB | 79 s | 13 min |
 
-Same outputs: the report folder (page, tables, figures, sample-browser shards) of both is byte-identical on a
-20,000-sample slice (the paths in the page aside).
+Their outputs (page, tables, figures, the sample browser's 1,798 shard files) are byte-identical, the output paths
+named in the page aside.
 """
 
 from __future__ import annotations
