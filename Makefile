@@ -47,8 +47,13 @@ GPUS ?= $(shell nvidia-smi -L 2>/dev/null | wc -l)
 lite:
 	snakemake lite --cores all --resources gpu=$(GPUS) api=4
 
+# The suite on TEST_JOBS processes (pytest-xdist), each test file whole in one of them (its module fixtures built once),
+# files handed out in collection order (the long end-to-end runs of tests/cluster first, not last as xdist's
+# most-tests-first order would); the slowest tests are listed at the end.
+TEST_JOBS ?= 2
+PYTEST := $(PYTHON) -m pytest -n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder --durations=25
 test: $(STAMP)
-	$(PYTHON) -m pytest
+	$(PYTEST)
 
 # A release may hold only some slices: pull what exists, then list what it lacks (exit 0 either way).
 pull:
@@ -63,4 +68,4 @@ resume:
 
 # The quick tests (minutes): everything but the end-to-end runs marked slow or cluster.
 test-fast: $(STAMP)
-	$(PYTHON) -m pytest -m "not slow and not cluster"
+	$(PYTEST) -m "not slow and not cluster"

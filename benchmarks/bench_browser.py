@@ -82,8 +82,8 @@ def build_slice(root: Path, samples: int, n_models: int) -> list[str]:
     from mirage.io import write_json, write_jsonl
 
     models = [f"bench-{i}" for i in range(n_models)]
-    done, made = root / "complete.json", {"samples": samples, "models": models, "layout": LAYOUT}
-    if done.exists() and json.loads(done.read_text()) == made:
+    done, spec = root / "complete.json", {"samples": samples, "models": models, "layout": LAYOUT}
+    if done.exists() and json.loads(done.read_text()) == spec:
         return models
     shutil.rmtree(root, ignore_errors=True)
     rng = random.Random(0)
@@ -144,7 +144,7 @@ def build_slice(root: Path, samples: int, n_models: int) -> list[str]:
         "label:", f"  judge: {synthetic.JUDGE}", "models:",
         *(f"  {m}: {{provider: openai, model_id: {m}, revision: rev-{m}, base_url: 'http://127.0.0.1:9/v1'}}" for m in models),
         "slices:", *(f"  {name}: {{models: [{', '.join(models)}]}}" for name in ("demo", "lite", "full", "test")), ""]), encoding="utf-8")
-    done.write_text(json.dumps(made))
+    done.write_text(json.dumps(spec))
     return models
 
 

@@ -116,12 +116,21 @@ def read_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
 
 def numbered_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[tuple[int, dict]]:
     """(line number, row) of every non-blank line of a JSONL file, validated as `read_jsonl` does."""
+    for lineno, _, row in located_jsonl(path, required):
+        yield lineno, row
+
+
+def located_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterator[tuple[int, int, dict]]:
+    """(line number, byte offset of the line, row) of every non-blank line, validated as `read_jsonl` does; the
+    offset lets a reader come back for one row instead of holding every row in memory."""
     from mirage import untrusted
 
     required = tuple(required)
     fh, _ = untrusted.open_regular(path, "file", 1 << 62, None)  # regular files only: a FIFO or device never hangs us
+    offset = 0
     with fh:
         for lineno, raw in untrusted.lines(fh, str(path), MAX_LINE_BYTES, None):
+            at, offset = offset, offset + len(raw)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -138,7 +147,7 @@ def numbered_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Ite
             missing = [k for k in required if k not in row]
             if missing:
                 raise DataError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-            yield lineno, row
+            yield lineno, at, row
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:

@@ -88,7 +88,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
             prov.model_set = f"{params.model_set_of(slice_name)} (params model_sets.{params.model_set_of(slice_name)})"
         models = figures.ordered(df["model"].unique(), slice_params.models)
         labels = data.load_jsonl_frame(label_paths, ("model", "condition"))
-        gens = data.load_jsonl_frame(view_paths, ("key", "model", "condition", "text"), keep=data.GENERATION_FIELDS)
+        gens, texts = data.load_generations(view_paths)
         estimate = data.load_estimate(Path(estimate_path or artefacts.estimate(slice_name)))
         probe_paths = [Path(x) for x in probe_files]
         probe = data.load_probe(probe_paths)
@@ -102,7 +102,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
                                                 data.load_csv(Path(corpus_stats)), protocol.sampling_settings(params, slice_name),
                                                 params.metrics.alpha, data.load_correction_notes(summary), judges=judges), tab_dir)
         steps.update()
-        cells = html.drilldown(labels, gens, models, p.examples_per_cell, p.max_example_chars)
+        cells = html.drilldown(labels, gens, texts, models, p.examples_per_cell, p.max_example_chars)
         sample_rows = samples.rows(labels, gens)
         prompts = samples.load_prompts(Path(requests_dir), set(sample_rows["request_id"].dropna()))
         steps.update()
@@ -114,7 +114,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False),
                            comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections],
                            judge_banner=protocol.offline_judge_banner(slice_name, judges, params.models))
-        samples.write(sample_rows, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
+        samples.write(sample_rows, texts, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
                       out_html.name)
         html.write(out_html, page)
         steps.update()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from mirage.io import DataError, read_jsonl
+from mirage.io import DataError, located_jsonl, read_jsonl
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,
@@ -62,6 +63,13 @@ GENERATION_FIELDS: tuple[str, ...] = ("key", "model", "condition", "request_id",
                                       "tokens_in", "tokens_out", "error", "provider", "model_id", "revision", "template", "harness",
                                       "identity", "focal", "language", "rag_pool", "mitigation", "base_id", "sample_index",
                                       "row_id")
+# Fields of GENERATION_FIELDS held as their place in the views (Texts) instead: a slice's texts are GBs.
+TEXT_FIELDS: tuple[str, ...] = ("text", "reasoning")
+# Where a generation's texts lie and how long they are: view file (index into Texts.paths), byte offset of its line,
+# characters of text + reasoning.
+TEXT_PLACE: tuple[str, ...] = ("text_file", "text_at", "text_chars")
+GENERATION_REQUIRED: tuple[str, ...] = ("key", "model", "condition", "text")
+SHARED_CHARS = 64  # strings up to this long are one object per distinct value (strata, ids, timestamps)
 #: The run's counts, in the vocabulary every stage prints (mirage.generate.runner.VOCABULARY), plus the rows scored.
 COUNT_COLUMNS: tuple[str, ...] = ("request rows", "requests", "samples", "calls", "scored rows")
 ANY = object()  # select(): the column must be set to a non-baseline value
@@ -223,13 +231,84 @@ def load_correction_notes(summary_path: Path) -> dict[str, str]:
     return {str(m): str(v.get("note", "")) for m, v in block.items() if isinstance(v, dict)} if isinstance(block, dict) else {}
 
 
+def _frame(rows: Iterable[dict], keep: tuple[str, ...] | None) -> pd.DataFrame:
+    """The frame pandas makes from `rows` as records (a field a row lacks is NaN), built column by column so that no
+    list of row dicts is ever held, with equal short strings sharing one object."""
+    cols: dict[str, list] = {}
+    shared: dict[str, str] = {}
+    nan = float("nan")
+    n = 0
+    for row in rows:
+        filled = 0
+        for k in keep if keep is not None else row:
+            if k not in row:
+                continue
+            v = row[k]
+            if type(v) is str and len(v) <= SHARED_CHARS:
+                v = shared.setdefault(v, v)
+            col = cols.get(k)
+            if col is None:
+                col = cols[k] = [nan] * n
+            col.append(v)
+            filled += 1
+        n += 1
+        if filled < len(cols):
+            for col in cols.values():
+                if len(col) < n:
+                    col.append(nan)
+    return pd.DataFrame(cols)
+
+
 def load_jsonl_frame(paths: list[Path], required: tuple[str, ...], keep: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Concatenate JSONL files (rows validated for `required` fields) into one frame; empty if none exist. With
-    `keep`, only those fields are kept (a full run's generations hold GBs of text the report reads once)."""
-    rows = (row for p in paths if p.exists() for row in read_jsonl(p, required=required))
-    if keep is not None:
-        rows = ({k: row[k] for k in keep if k in row} for row in rows)
-    return pd.DataFrame(list(rows))
+    `keep`, only those fields are kept."""
+    return _frame((row for p in paths if p.exists() for row in read_jsonl(p, required=required)), keep)
+
+
+@dataclass
+class Texts:
+    """Where the generations' texts lie: TEXT_PLACE columns index `paths` and give byte offsets; `read` fetches the
+    few a page shows at a time, so a slice's texts are never in memory together."""
+
+    paths: list[Path] = field(default_factory=list)
+
+    def read(self, place: pd.DataFrame) -> Iterator[tuple[str | None, str | None]]:
+        """(text, reasoning) for each row of `place` (columns key and TEXT_PLACE); (None, None) where it has none."""
+        handles: dict[int, Any] = {}
+        try:
+            for key, file, at in zip(place["key"], place["text_file"], place["text_at"]):
+                if pd.isna(file):
+                    yield None, None
+                    continue
+                path = self.paths[int(file)]
+                fh = handles.get(int(file)) or handles.setdefault(int(file), path.open("rb"))
+                fh.seek(int(at))
+                try:
+                    row = json.loads(fh.readline())
+                except ValueError:  # not JSON or not UTF-8 any more
+                    row = None
+                if not isinstance(row, dict) or row.get("key") != key:
+                    raise DataError(f"{path}: changed while the report was built (byte {int(at)} no longer holds sample {key})")
+                yield row.get("text"), row.get("reasoning")
+        finally:
+            for fh in handles.values():
+                fh.close()
+
+
+def load_generations(paths: list[Path]) -> tuple[pd.DataFrame, Texts]:
+    """The views' GENERATION_FIELDS, with text and reasoning replaced by their place (TEXT_PLACE; read back with the
+    returned Texts); empty if no view exists."""
+    texts = Texts([p for p in paths if p.exists()])
+
+    def rows() -> Iterator[dict]:
+        for i, path in enumerate(texts.paths):
+            for _, at, row in located_jsonl(path, required=GENERATION_REQUIRED):
+                row["text_chars"] = sum(len(v) for v in (row.get(f) for f in TEXT_FIELDS) if isinstance(v, str))
+                row["text_file"], row["text_at"] = i, at
+                yield row
+
+    keep = (*(f for f in GENERATION_FIELDS if f not in TEXT_FIELDS), *TEXT_PLACE)
+    return _frame(rows(), keep), texts
 
 
 def load_estimate(path: Path) -> dict[str, Any] | None:

@@ -28,7 +28,7 @@ from mirage.metric_names import (
 )
 from mirage.metrics import claims
 from mirage.protocol import CONDITIONS
-from mirage.report.data import COUNT_COLUMNS, Provenance, generation_counts, number
+from mirage.report.data import COUNT_COLUMNS, TEXT_FIELDS, TEXT_PLACE, Provenance, Texts, generation_counts, number
 from mirage.report.figures import SPECS, Rendered, floor_band
 from mirage.report.protocol import Deviation, JudgeInfo
 from mirage.report.tables import NOT_COMPUTED as CELL_NOT_COMPUTED
@@ -36,7 +36,6 @@ from mirage.report.tables import Table
 
 NOT_COMPUTED = "Not computed in this run"
 DEGENERATE = re.compile(r"^[-+\d.,]+ \([a-z ]+[,)]")  # '12.5 (n too small, n=2)': no interval shown
-GEN_TEXT = ["key", "text", "reasoning"]
 LONG_TABLE_ROWS = 25  # tables with more rows scroll inside a box of about that height
 
 
@@ -97,13 +96,14 @@ def _pairs(sub: pd.DataFrame) -> pd.DataFrame:
     return focal.merge(ctrl[[*keys, "control"]], on=keys)
 
 
-def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_cell: int, max_chars: int) -> list[Cell]:
-    """Matched pairs (same base prompt, language and sample index; no mitigation or retrieval) per model x condition."""
+def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, texts: Texts, models: list[str], per_cell: int, max_chars: int) -> list[Cell]:
+    """Matched pairs (same base prompt, language and sample index; no mitigation or retrieval) per model x condition;
+    only the texts shown are read (`texts`)."""
     cells = []
     if labels.empty or gens.empty or "key" not in labels.columns:
         rows = pd.DataFrame()
     else:
-        rows = labels.drop(columns=[c for c in ("text", "reasoning") if c in labels.columns]).merge(gens[GEN_TEXT].drop_duplicates("key"), on="key", how="inner")
+        rows = labels.drop(columns=[c for c in TEXT_FIELDS if c in labels.columns]).merge(gens[["key", *TEXT_PLACE]].drop_duplicates("key"), on="key", how="inner")
         for col in ("mitigation", "rag_pool"):
             rows = rows[rows[col].fillna("none").isin(["none", ""])] if col in rows.columns else rows
     groups = dict(list(rows.groupby(["model", "condition"]))) if not rows.empty else {}
@@ -122,8 +122,9 @@ def drilldown(labels: pd.DataFrame, gens: pd.DataFrame, models: list[str], per_c
                 discordant = any(labels_of[col][0][j] != labels_of[col][1][j] for col in ("violent", "decision"))
                 found.append((not discordant, rank_key(base, lang, s), f"{base} · {lang} · sample {s}", fi, ci))
             for _, _, title, fi, ci in sorted(found, key=lambda t: t[:2])[:per_cell]:
-                cell.pairs.append((title, *(Side(r["identity"], _clip(r["text"], max_chars), _clip(r["reasoning"], max_chars) or None, _label_list(r))
-                                            for r in (sub.loc[fi], sub.loc[ci]))))
+                shown = sub.loc[[fi, ci]]
+                cell.pairs.append((title, *(Side(r["identity"], _clip(text, max_chars), _clip(reasoning, max_chars) or None, _label_list(r))
+                                            for (_, r), (text, reasoning) in zip(shown.iterrows(), texts.read(shown)))))
             if not cell.pairs:
                 cell.missing = NOT_COMPUTED + ": no base prompt has both a focal and a control completion here"
     return cells

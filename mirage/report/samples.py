@@ -6,8 +6,9 @@ of them are loaded when the page opens: about 10 bytes a sample) and `.NNNN.js` 
 reasoning, labels of a few hundred samples) loaded when a sample is opened or searched. Every file is a script that
 hands its gzip-compressed, base64-encoded payload to the page (`MIRAGE_SAMPLES.meta(...)` / `.text(...)`): a page
 opened from `file://` may load scripts but not fetch files, so the folder works copied anywhere, with no server and
-no network. Model text only ever reaches the page as base64 inside a JavaScript string and is drawn with
-`textContent`, so it is never parsed as HTML or script.
+no network. The texts are read back from the generation views one chunk at a time (`data.Texts`), so a slice's
+texts are never in memory together. Model text only ever reaches the page as base64 inside a JavaScript string and
+is drawn with `textContent`, so it is never parsed as HTML or script.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage.io import atomic_write, read_jsonl
 from mirage.protocol import CONDITIONS, IDENTITIES, LANGUAGES, MITIGATIONS, POOLS
+from mirage.report.data import TEXT_FIELDS, TEXT_PLACE, Texts
 
 COLUMNS = ["key", "model", "condition", "template", "harness", "identity", "focal", "language", "rag_pool", "mitigation",
            "base_id", "sample_index", "request_id", "violent", "violent_reasoning", "decision", "score", "refusal", "error",
-           "judge", "text", "reasoning", "first_turn"]
+           "judge", "first_turn", *TEXT_PLACE]
 FILTERS = ["model", "condition", "template", "identity", "language", "rag_pool", "mitigation", "label"]
 # Per-sample codes in a shard's .meta.js (model and condition are the shard's); base_id indexes the shard's base list.
 META = ["template", "harness", "identity", "language", "rag_pool", "mitigation", "label", "decision", "base_id", "sample_index"]
@@ -75,14 +77,15 @@ def _labels(frame: pd.DataFrame) -> pd.Series:
 
 
 def rows(labels: pd.DataFrame, gens: pd.DataFrame) -> pd.DataFrame:
-    """One row per labelled sample with its generation text; label-less generations are kept (unlabelled)."""
+    """One row per labelled sample with where its generation's texts lie (data.TEXT_PLACE); label-less generations are
+    kept (unlabelled)."""
     if gens.empty and labels.empty:
         return pd.DataFrame(columns=[*COLUMNS, "label"])
     if labels.empty:
         merged = gens.copy()
     else:
-        text_cols = [c for c in ("key", "text", "reasoning", "first_turn") if c in gens.columns]
-        merged = labels.drop(columns=[c for c in ("text", "reasoning", "first_turn") if c in labels.columns])
+        text_cols = [c for c in ("key", *TEXT_PLACE, "first_turn") if c in gens.columns]
+        merged = labels.drop(columns=[c for c in (*TEXT_FIELDS, "first_turn") if c in labels.columns])
         # one text per store key (variants that share a rendered input share the key and its completion)
         merged = merged.merge(gens[text_cols].drop_duplicates("key"), on="key", how="left") if not gens.empty else merged
     for c in COLUMNS:
@@ -128,8 +131,7 @@ def _width(n: int) -> int:
 
 def _chunks(shard: pd.DataFrame) -> Iterator[tuple[int, int]]:
     """[start, end) row ranges of at most CHUNK_ROWS rows and about CHUNK_CHARS characters of text."""
-    size = (shard["text"].map(lambda v: len(v) if isinstance(v, str) else 0)
-            + shard["reasoning"].map(lambda v: len(v) if isinstance(v, str) else 0)).to_numpy()
+    size = pd.to_numeric(shard["text_chars"], errors="coerce").fillna(0).to_numpy()
     start, acc = 0, 0
     for i, s in enumerate(size):
         if i > start and (acc + s > CHUNK_CHARS or i - start >= CHUNK_ROWS):
@@ -140,7 +142,8 @@ def _chunks(shard: pd.DataFrame) -> Iterator[tuple[int, int]]:
         yield start, len(size)
 
 
-def _write_shard(out: Path, name: str, shard: pd.DataFrame, codes: dict[str, dict[str, int]], prompts: dict[str, str]) -> dict:
+def _write_shard(out: Path, name: str, shard: pd.DataFrame, codes: dict[str, dict[str, int]], prompts: dict[str, str],
+                 texts: Texts) -> dict:
     """A shard's .meta.js and text chunks; returns its manifest entry."""
     strata = {c: _text(shard[c]) for c in META}
     bases = list(dict.fromkeys(strata["base_id"]))
@@ -159,9 +162,10 @@ def _write_shard(out: Path, name: str, shard: pd.DataFrame, codes: dict[str, dic
     bounds = list(_chunks(shard))
     info = {"n": len(shard), "columns": columns, "bases": bases, "chunks": [a for a, _ in bounds]}
     (out / f"{name}.meta.js").write_text(_script("meta", name, info, _payload(b"".join(blobs))), encoding="ascii")
-    detail = shard[DETAIL]
     for k, (a, b) in enumerate(bounds):
-        part = detail.iloc[a:b]
+        part = shard.iloc[a:b]
+        text, reasoning = zip(*texts.read(part))  # a chunk has at least one row
+        part = part.assign(text=list(text), reasoning=list(reasoning))[DETAIL]
         rids = dict.fromkeys(r for r in part["request_id"] if isinstance(r, str))
         data = {"rows": [[_clean(v) for v in r] for r in part.itertuples(index=False)],
                 "prompts": {r: prompts[r] for r in rids if r in prompts}}
@@ -169,7 +173,7 @@ def _write_shard(out: Path, name: str, shard: pd.DataFrame, codes: dict[str, dic
     return {"id": name, "n": len(shard)}
 
 
-def write_browser(table: pd.DataFrame, prompts: dict[str, str], models: list[str], data_dir: Path) -> dict:
+def write_browser(table: pd.DataFrame, prompts: dict[str, str], models: list[str], data_dir: Path, texts: Texts) -> dict:
     """Write the shard files into `data_dir` (replaced as a whole: no stale shard survives) and return the manifest
     the page embeds. Rows are sorted so that the variants of one base prompt sit side by side in a shard."""
     strata = [*FILTERS, "harness", "decision", "base_id"]
@@ -189,7 +193,7 @@ def write_browser(table: pd.DataFrame, prompts: dict[str, str], models: list[str
             if shard.empty:
                 continue
             shard = shard.sort_values(["base_id", "language", "rag_pool", "mitigation", "_ident", "_sample", "key"], kind="stable")
-            entry = _write_shard(tmp, f"{i:03d}-{SAFE.sub('-', model)}-{SAFE.sub('-', cond)}", shard, codes, prompts)
+            entry = _write_shard(tmp, f"{i:03d}-{SAFE.sub('-', model)}-{SAFE.sub('-', cond)}", shard, codes, prompts, texts)
             shards.append({**entry, "model": codes["model"][model], "condition": codes["condition"][cond]})
         os.chmod(tmp, 0o755)
         old = data_dir.with_name(f".{data_dir.name}.old")
@@ -214,12 +218,12 @@ def render(manifest: dict, slice_name: str, prompt_source: str, report_href: str
                                                       data_dir=manifest["dir"])
 
 
-def write(table: pd.DataFrame, prompts: dict[str, str], models: list[str], page: Path, data_dir: Path, slice_name: str,
-          prompt_source: str, report_href: str) -> None:
+def write(table: pd.DataFrame, texts: Texts, prompts: dict[str, str], models: list[str], page: Path, data_dir: Path,
+          slice_name: str, prompt_source: str, report_href: str) -> None:
     """The sample browser: `page` and its shard folder `data_dir`, which must sit beside it (the page loads its files by
     the folder's name)."""
     if data_dir.parent != page.parent:
         raise ValueError(f"{data_dir} must be beside {page}")
-    manifest = write_browser(table, prompts, models, data_dir)
+    manifest = write_browser(table, prompts, models, data_dir, texts)
     with atomic_write(page) as fh:
         fh.write(render(manifest, slice_name, prompt_source, report_href))

@@ -3,6 +3,10 @@
 run the demo with DVC, push, clone fresh, pull, run the pipeline again -> zero generation requests and
 identical metrics and figures; nothing-changed checks report nothing to do; one metrics parameter
 reruns only metrics and report.
+
+To keep CI time down the scratch demo is shrunk (`shrink`): 1 sample of 4 tokens per request, 1 probe pair per
+template, 200 bootstrap/permutation resamples. Every rule, condition, pool and mitigation view still runs; none of
+the assertions depends on those sizes.
 """
 
 from __future__ import annotations
@@ -30,6 +34,15 @@ def sh(cmd: list[str], cwd: Path, timeout: int = 900) -> str:
     return result.stdout + result.stderr
 
 
+def shrink(params_path: Path) -> None:
+    """The scratch demo's sizes (module docstring)."""
+    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+    params["slices"]["demo"].update(n_samples=1, max_tokens={"C1": 4, "C2": 4, "C3": 4})
+    params["probe"].update(bases_per_template=1, n_resamples=200)
+    params["metrics"].update(n_boot=200, n_perm=200)
+    params_path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
 def digest(paths: list[Path]) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(paths)}
 
@@ -51,6 +64,7 @@ def scratch(tmp_path_factory, root) -> dict[str, Path]:
         if src.is_file():
             (repo / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, repo / rel)
+    shrink(repo / "params.yaml")
     sh(["git", "init", "-q"], repo)
     for remote in ("public", "completions"):
         sh(["dvc", "remote", "modify", remote, "url", str(base / "remote" / remote)], repo)

@@ -14,9 +14,10 @@ from mirage.report.cli import report
 LONG = "audit-openai-smollm2-135m-instruct-5059a951"
 
 
-@pytest.fixture
-def long_named_run(tmp_path):
-    root = tmp_path / "run"
+@pytest.fixture(scope="module")
+def long_named_run(tmp_path_factory):
+    """One run and report for every width (the test only reads them)."""
+    root = tmp_path_factory.mktemp("long-named") / "run"
     synthetic.write_run(root)
     for path in root.rglob("*"):
         if path.is_file() and path.suffix in (".jsonl", ".csv", ".json", ".yaml"):
