@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from mirage.hashing import rank_key
-from mirage.io import DataError
+from mirage.identities import load as load_identities
 
 ITEM_COLUMNS = ["item_id", "template", "condition", "prompt", "reasoning", "response", "annotator", "violent", "notes"]
 KEY_COLUMNS = ["item_id", "key", "model", "template", "condition", "identity", "language", "judge", "judge_violent"]
@@ -54,18 +54,9 @@ def _phrases(text: str) -> set[str]:
 
 def identity_terms(data_dir: Path) -> set[str]:
     """Identity-related terms from identities.yaml and identity-bound lexicon entries, plus EXONYMS."""
-    path = Path(data_dir) / "identities.yaml"
-    try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise DataError(f"{path}: cannot read identity terms ({exc})") from None
-    if not isinstance(spec.get("forms"), dict):
-        raise DataError(f"{path}: field forms: expected a mapping identity -> language -> forms")
-    identities = set(spec["forms"])
-    raw: list[str] = [*_strings(spec.get("forms")), *_strings(spec.get("identity_tokens")), *_strings(spec.get("presupposing_terms"))]
-    for key, value in spec.items():  # further per-identity cue lists (names, attire, ...)
-        if key not in ("forms", "identity_tokens", "presupposing_terms") and isinstance(value, dict) and set(value) & identities:
-            raw.extend(_strings({k: v for k, v in value.items() if k in identities}))
+    ident = load_identities(data_dir)
+    raw: list[str] = [*_strings(ident.forms), *_strings(ident.tokens), *ident.presupposing_terms]
+    raw += [word for name in ident.names for table in ident.judge_forms.get(name, {}).values() for word in table]
     for lex in sorted(Path(data_dir).glob("lexicons/*.yaml")):
         entries = yaml.safe_load(lex.read_text(encoding="utf-8")) or []
         for entry in entries if isinstance(entries, list) else []:
