@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,8 @@ from mirage.io import DataError, load_yaml
 OTHER = "other"
 #: Form keys that name an affiliation in a case file rather than a word of a sentence (not checked for look-alikes).
 AFFILIATION = "affiliation"
-#: Two forms of different identities whose similarity (difflib ratio, case-folded) reaches this are look-alikes.
-LOOKALIKE_RATIO = 0.85
+#: Two forms of different identities at most this many edits apart (case-folded, both of 4+ letters) are look-alikes.
+LOOKALIKE_EDITS = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
@@ -174,9 +173,19 @@ def _confusable(a: str, b: str, lang: str) -> str:
             return "starts with or is the start of"
     elif short in long_:  # Arabic: the judges match inside longer words
         return "contains or is contained in"
-    if len(short) >= 4 and SequenceMatcher(None, a, b).ratio() >= LOOKALIKE_RATIO:
+    if len(short) >= 4 and _edits(a, b) <= LOOKALIKE_EDITS:
         return "is a near-identical spelling of"
     return ""
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
 
 
 def _check_tokens(forms: dict, tokens: dict[str, list[str]], path: str) -> None:
