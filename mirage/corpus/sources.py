@@ -17,7 +17,7 @@ TEMPLATE_IDS = ("T1", "T2", "T3", "T4", "T5", "T6")
 # Identity forms that are not the identity noun (§3.1 cues): `{id:name}` and `{id:attire}` take the
 # base prompt's entry of a cue lexicon, whose entries hold one matched surface form per identity.
 CUE_LEXICONS = {"name": "given_name", "attire": "attire"}
-#: Genders a given name may carry (`gender:` of lexicons/given_name.yaml).
+#: Genders a cue may carry (`gender:` of every entry of a cue lexicon).
 GENDERS = ("f", "m")
 
 
@@ -50,6 +50,10 @@ class Frame:
         """How the identity is signalled (§3.1): `noun`, `name` or `attire`."""
         form = identity_form(self.texts["en"])
         return form if form in CUE_LEXICONS else "noun"
+
+    def gender(self, fills: dict[str, dict]) -> str | None:
+        """The gender the cue carries (`f` / `m`: the cue lexicon entry's `gender`), None for a noun cue."""
+        return fills[CUE_LEXICONS[self.cue]]["gender"] if self.cue != "noun" else None
 
     def slots(self) -> list[str]:
         """Lexicon names filled in this frame (sorted; the identity excluded, a cue lexicon included)."""
@@ -93,11 +97,11 @@ def _load_yaml(path: Path, kind: type = object) -> Any:
 
 
 def _check_cue_lexicon(name: str, entries: list[dict], names: tuple[str, ...], where: str) -> None:
-    """A cue lexicon (names, attire) holds, in each entry and language, one distinct form for every identity; given
-    names also carry the name's gender (`f` or `m`, the intersectional cells of mirage metrics)."""
+    """A cue lexicon (names, attire) holds, in each entry and language, one distinct form for every identity, and the
+    gender its forms carry (`gender: f|m`, the religion x gender cells of mirage metrics)."""
     for i, entry in enumerate(entries, 1):
         label = f"{where}: entry {entry.get('key', i)}"
-        if name == CUE_LEXICONS["name"] and entry.get("gender") not in GENDERS:
+        if entry.get("gender") not in GENDERS:
             raise DataError(f"{label}: field 'gender' must be one of {', '.join(GENDERS)}, got {entry.get('gender')!r}")
         for lang, forms in entry.items():
             if lang != "en" and lang != "ar":

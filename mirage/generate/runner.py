@@ -33,7 +33,7 @@ from mirage.secrets import redact_obj
 
 REQUIRED = ("row_id", "request_id", "condition", "slices")
 COPIED = ("row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
-          "condition", "rag_pool", "mitigation", "lite", "split", "frame_id", "case_id", "cue", "paraphrase")
+          "condition", "rag_pool", "mitigation", "lite", "split", "frame_id", "case_id", "cue", "gender", "paraphrase")
 VOCABULARY = ("request row = prompt x condition x pool x mitigation; request = distinct input (sent once); "
               "sample = one of n draws of a request; call = one model invocation (M4 samples take two turns)")
 
