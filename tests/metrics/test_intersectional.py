@@ -9,6 +9,8 @@ import pandas as pd
 from mirage.config.metrics import MetricsParams
 from mirage.metrics import claims
 from mirage.metrics.compute import compute_metrics
+from mirage.report import tables
+from mirage.report.data import load_metrics
 
 
 def cued_labels(planted, effect: float) -> pd.DataFrame:
@@ -24,7 +26,7 @@ def cued_labels(planted, effect: float) -> pd.DataFrame:
     return df
 
 
-def test_a_gap_planted_in_one_cell_is_found_there_and_the_other_cell_stays_on_its_floor(planted):
+def test_a_gap_planted_in_one_cell_is_found_there_and_the_other_cell_stays_on_its_floor(planted, tmp_path):
     p = MetricsParams(n_boot=500, n_perm=500, intersectional=True)
     table, _ = compute_metrics(cued_labels(planted, 0.3), p)
     cells = table[(table["gender"] != "") & (table["metric"] == "dV") & (table["condition"] == "C1")].set_index("gender")
@@ -37,6 +39,16 @@ def test_a_gap_planted_in_one_cell_is_found_there_and_the_other_cell_stays_on_it
     assert claims.describe(women.to_dict() | {"gender": "f"}) == "ΔV of a religion × gender cell, C1, gender f"
     rates = table[(table["gender"] == "f") & (table["condition"] == "C1") & (table["metric"].isin(["V_focal", "V_control"]))]
     assert set(rates["identity"]) == {"muslim", "control"} and rates["ci_low"].notna().all()
+    # The report shows the cells as a table of their own (and keeps them out of the pooled tables).
+    table.to_csv(tmp_path / "metrics.csv", index=False)
+    df = load_metrics(tmp_path / "metrics.csv")
+    inp = tables.Inputs(df, ["m"], pd.DataFrame(), pd.DataFrame(), None)
+    shown = tables.table_gender_cells(inp).display.set_index("gender")
+    assert shown.loc["f", "C1 ΔV"].startswith("27.5 [") and "placebo floor" in shown.loc["f", "C1 ΔV"]
+    assert "n=75" in shown.loc["m", "C2 V focal"]
+    pooled = tables.table3(inp).display.iloc[0]["C1 ΔV"]
+    assert "n=150" in pooled and pooled.startswith("14.0 [")
+
 
 
 def test_cells_are_off_by_default_and_leave_the_headline_family_alone(planted):
