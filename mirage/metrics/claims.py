@@ -133,9 +133,11 @@ def summarise(table: pd.DataFrame, model: str, alpha: float) -> dict:
             "correction": "Holm over the tested headline claims of this model", "claims": out}
 
 
-def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: bool) -> list[str]:
+def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: bool, cells: bool = False) -> list[str]:
     """The claims a slice will test, from its rendered request rows (strata only): what `mirage estimate --power`
-    counts as m. `refusals`: whether the refusal and unparseable gaps will have a test (some refusals expected)."""
+    counts as m. `refusals`: whether the refusal and unparseable gaps will have a test (some refusals expected);
+    `cells`: whether ΔV per religion x gender cell is claimed (metrics.intersectional)."""
+    rows = list(rows)
     cells = {(r.get("condition"), r.get("rag_pool") or "none", r.get("mitigation") or "none", r.get("language") or "en",
               r.get("harness") or "") for r in rows if not r.get("paraphrase")}
     conds = sorted({c for c, *_ in cells})
@@ -156,6 +158,10 @@ def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: b
                    and c in base and mit != "structural"})
     out += [f"{MIT_V}/{c}/{m}" for c, m in mits]
     out += [f"{MIT_DELTA_SIGNED}/C3/{m}" for c, m in mits if c == "C3"]
+    if cells:
+        out += sorted({f"{DV}/{r.get('condition')}/gender {r.get('gender')}" for r in rows if r.get("gender")
+                       and not r.get("paraphrase") and (r.get("rag_pool") or "none", r.get("mitigation") or "none",
+                                                        r.get("language") or "en") == ("none", "none", "en")})
     if refusals and n_identities > 1:
         out += [f"{REFUSAL_GAP}/{c}" for c in conds if c in base] + ([f"{UNPARSEABLE_GAP}/C3"] if "C3" in base else [])
     return out
