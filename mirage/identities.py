@@ -36,6 +36,7 @@ class IdentitySet:
     forms: dict[str, dict[str, dict[str, str]]]  # identity -> `en`/`ar` -> form key -> surface form
     judge_forms: dict[str, dict[str, dict[str, str]]]  # identity or `other` -> `en`/`ar` -> word -> form key
     tokens: dict[str, list[str]]  # language family -> identity-revealing tokens
+    exonyms: dict[str, list[str]]  # identity -> its spellings in languages the corpus does not render
     presupposing_terms: list[str]
 
     @property
@@ -50,6 +51,12 @@ class IdentitySet:
         if bad:
             raise ValueError(f"{', '.join(map(repr, bad))} not an identity of {self.path} "
                              f"(have {', '.join(self.names)}); add one there (data/README.md, 'Adding an identity')")
+
+
+def project_set() -> IdentitySet | None:
+    """The identity set of the project run from (data/identities.yaml of the working folder), None outside a project:
+    params name identities of it, and commands that read no data (metrics, generate, report) run anywhere."""
+    return load() if Path(artefacts.identities()).is_file() else None
 
 
 def load(data_dir: str | Path = artefacts.DATA) -> IdentitySet:
@@ -79,10 +86,14 @@ def _load(path: str, _stamp: int) -> IdentitySet:
               if isinstance(toks, list)}
     if set(tokens) != set(doc["identity_tokens"]):
         raise DataError(f"{path}: field 'identity_tokens': every language must map to a list of tokens")
+    exonyms = doc.get("exonyms") or {}
+    if not isinstance(exonyms, dict) or any(i not in forms or not isinstance(v, list) for i, v in exonyms.items()):
+        raise DataError(f"{path}: field 'exonyms' must map identities of 'forms' to lists of spellings")
+    exonyms = {i: [str(w) for w in v] for i, v in exonyms.items()}
     _check_agreement(forms, path)
-    _check_disjoint(forms, judge, path)
+    _check_disjoint(forms, judge, exonyms, path)
     _check_tokens(forms, tokens, path)
-    return IdentitySet(path, tuple(forms), forms, judge, tokens, [str(t) for t in doc["presupposing_terms"]])
+    return IdentitySet(path, tuple(forms), forms, judge, tokens, exonyms, [str(t) for t in doc["presupposing_terms"]])
 
 
 def _forms(raw: dict, path: str) -> dict[str, dict[str, dict[str, str]]]:
@@ -144,8 +155,8 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _check_disjoint(forms: dict, judge: dict, path: str) -> None:
-    """No surface form (of `forms` or `judge_forms`) belongs to two identities, lies inside another identity's form
+def _check_disjoint(forms: dict, judge: dict, exonyms: dict, path: str) -> None:
+    """No surface form (of `forms`, `judge_forms` or `exonyms`) belongs to two identities, lies inside another identity's form
     (as a word, or as a prefix of a word), or is a near-identical spelling of one."""
     owned: list[tuple[str, str, str, str]] = []  # (identity, language, field, folded form)
     for ident, langs in forms.items():
@@ -154,6 +165,8 @@ def _check_disjoint(forms: dict, judge: dict, path: str) -> None:
     for ident, langs in judge.items():
         for lang, table in langs.items():
             owned += [(ident, lang, f"judge_forms.{ident}.{lang}.{w}", _fold(w)) for w in table]
+    for ident, words in exonyms.items():
+        owned += [(ident, "en", f"exonyms.{ident}.{w}", _fold(w)) for w in words]
     for i, (a, lang, field_a, fa) in enumerate(owned):
         for b, lang_b, field_b, fb in owned[i + 1:]:
             if a == b or lang != lang_b:

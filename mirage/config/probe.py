@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mirage.identities import load as identity_set
+from mirage.identities import project_set
 
 Template = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
 
@@ -42,7 +42,7 @@ class ProbeParams(BaseModel):
     bases_per_template: int = Field(10, ge=1, le=100_000, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
     language: Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"] = Field("en", description="Language of the probe prompts.")
     focal_identity: str = Field(
-        default_factory=lambda: identity_set().default_focal,
+        default_factory=lambda: s.default_focal if (s := project_set()) else "",
         description="Identity of the focal prompt of each pair (default: the first of data/identities.yaml).",
     )
     controls: list[str] = Field(
@@ -91,7 +91,8 @@ class ProbeParams(BaseModel):
     @field_validator("focal_identity")
     @classmethod
     def _known(cls, v: str) -> str:
-        identity_set().check(v)
+        if v and (s := project_set()):
+            s.check(v)
         return v
 
     @field_validator("controls")
@@ -99,13 +100,14 @@ class ProbeParams(BaseModel):
     def _distinct(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("controls must be distinct identities")
-        identity_set().check(v)
+        if s := project_set():
+            s.check(v)
         return v
 
     @model_validator(mode="after")
     def _controls(self) -> "ProbeParams":
         if self.focal_identity in self.controls:
             raise ValueError(f"controls: the focal identity '{self.focal_identity}' cannot be its own control")
-        if not self.controls:
-            self.controls = [i for i in identity_set().names if i != self.focal_identity]
+        if not self.controls and (s := project_set()):
+            self.controls = [i for i in s.names if i != self.focal_identity]
         return self

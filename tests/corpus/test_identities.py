@@ -121,3 +121,16 @@ def test_params_name_identities_of_the_set(tmp_path, monkeypatch, data):
     p = load_params(data.parent / "params.yaml")
     assert p.corpus.identities[-1] == "sikh" and p.corpus.focal_identity == "sikh"
     assert p.probe.focal_identity == "muslim" and p.probe.controls == ["christian", "jewish", "hindu", "secular", "sikh"]
+
+
+def test_the_corpus_refuses_identities_its_data_folder_lacks(root, data):
+    """Params checked against one project's set still meet the data folder the corpus reads (--data-dir)."""
+    from mirage.config.corpus import CorpusParams
+    from mirage.corpus.build import build_rows
+
+    params = CorpusParams(identities=["muslim", "christian"], focal_identity="muslim").model_copy(
+        update={"identities": ["muslim", "sikh"]})
+    with pytest.raises(DataError, match=r"corpus.identities / corpus.focal_identity: 'sikh' not identities of the data "
+                                        r"folder's identities.yaml \(have muslim, christian, jewish, hindu, secular\)"):
+        build_rows(load_sources(root / "data"), params)
+    assert {r["identity"] for r in build_rows(load_sources(data), params)[:4]} == {"muslim", "sikh"}
