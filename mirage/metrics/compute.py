@@ -444,8 +444,6 @@ def violence_rates(b: MetricsBuilder, pp: pd.DataFrame, para: dict) -> None:
                 pcs[c] = Contrast(*pairwise(g, i + 1))
                 per[c] = b.contrast(pcs[c], masks, u, (*key, sfx, DV, c))
             x = np.column_stack([y[:, 0], _nanmean(y[:, 1:], 1), y[:, 1:]])
-            if b.genders:
-                gender_cells(b, pc, x, index, strata, bases, key, sfx)
             para_rows = _paraphrase_units(para.get(key), value, wide, b.focal) if sfx == "" else None
             for li, (template, mask) in enumerate(levels):
                 cols = dict(model=model, condition=cond, template=template, rag_pool=pool, mitigation=mit, language=lang)
@@ -469,6 +467,8 @@ def violence_rates(b: MetricsBuilder, pp: pd.DataFrame, para: dict) -> None:
                         pu = b.units(strata[pmask], bases[pmask], (*key, template, "para"))
                         b.emit(b.paraphrase(Contrast(pc.t[pmask], pc.p[pmask]), y[pmask, 0] - fp, pu, (*key, template, "para")),
                                metric=DV, identity="control", **cols)
+            if b.genders:
+                gender_cells(b, pc, x, index, strata, bases, key, sfx)
 
 
 def gender_cells(b: MetricsBuilder, pc: Contrast, x: np.ndarray, index: pd.DataFrame, strata: np.ndarray,
