@@ -1,5 +1,6 @@
 """The protocol's vocabularies, each defined once: conditions, slices, templates, harnesses, pools, mitigations,
-languages. Types are `Literal`s (for params validation and click choices); the tuples are derived from them."""
+languages. Types are `Literal`s (for params validation and click choices); the tuples are derived from them.
+Identities are data, not vocabulary: `mirage.identities` reads them from data/identities.yaml."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ HarnessId = Literal["H1", "H2", "H3", "H4"]
 Pool = Literal["empty", "neutral", "historical", "recent"]
 Mitigation = Literal["M1", "M2", "M3", "M4", "structural"]
 Language = Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
-Identity = Literal["muslim", "christian", "jewish", "hindu", "secular"]
 Provider = Literal["local", "vllm", "openai", "anthropic"]
 
 CONDITIONS: tuple[str, ...] = get_args(Condition)
@@ -26,7 +26,6 @@ POOLS: tuple[str, ...] = get_args(Pool)
 MITIGATIONS: tuple[str, ...] = get_args(Mitigation)
 LANGUAGES: tuple[str, ...] = get_args(Language)
 ARABIC: tuple[str, ...] = LANGUAGES[1:]
-IDENTITIES: tuple[str, ...] = get_args(Identity)
 PROVIDERS: tuple[str, ...] = get_args(Provider)
 API_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
 WEIGHT_PROVIDERS: tuple[str, ...] = ("local", "vllm")

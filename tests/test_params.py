@@ -36,7 +36,8 @@ def test_bad_values_name_the_key_and_the_allowed_values(tmp_path):
     with pytest.raises(ParamsError) as err:
         load_params(bad)
     msg = str(err.value)
-    assert "corpus.focal_identity: Input should be 'muslim', 'christian', 'jewish', 'hindu' or 'secular'" in msg
+    assert ("corpus.focal_identity: 'buddhist' not an identity of data/identities.yaml "
+            "(have muslim, christian, jewish, hindu, secular)") in msg
     assert "corpus.colour: unknown key; allowed keys here:" in msg and "lite_fraction" in msg
     result = CliRunner().invoke(params_cmd, ["--params", str(bad)])
     assert result.exit_code != 0 and "corpus.focal_identity" in result.output

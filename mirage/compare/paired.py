@@ -29,7 +29,7 @@ from mirage.metric_names import CAI, DELTA_SIGNED, METRICS, MIT_DELTA_SIGNED
 from mirage.metrics import claims
 from mirage.metrics.stats import ClusterBootstrap, ClusterRelabel, Clusters, UnitValues, holm, interval
 
-CLAIM_KEY = ("metric", "condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
+CLAIM_KEY = ("metric", "condition", "template", "harness", "language", "rag_pool", "mitigation", "identity", "gender")
 PROMPT_KEY = ("condition", "rag_pool", "mitigation", "language", "prompt_id")
 #: A larger value is more adverse to the focal identity, except for these (negative = adverse).
 NEGATIVE_ADVERSE = (DELTA_SIGNED, MIT_DELTA_SIGNED)

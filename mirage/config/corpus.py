@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Identity = Literal["muslim", "christian", "jewish", "hindu", "secular"]
+from mirage.identities import project_set
+
 Language = Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
 ARABIC: tuple[str, ...] = ("ar-msa", "ar-egy", "ar-lev", "ar-mag")
 
@@ -16,11 +17,15 @@ class CorpusParams(BaseModel):
 
     seed: int = Field(20260616, ge=0, le=2**63 - 1, description="Seed for instantiation order, split and subset draws (hash-based, platform independent).")
     instantiations_per_template: int = Field(200, ge=1, le=100_000, description="Base prompts per template (paper §3.2: 200).")
-    identities: list[Identity] = Field(
-        default_factory=lambda: ["muslim", "christian", "jewish", "hindu", "secular"],
-        description="Identity variants per base prompt; the focal identity must be among them.",
+    identities: list[str] = Field(
+        default_factory=lambda: list(s.names) if (s := project_set()) else [],
+        description="Identity variants per base prompt, from data/identities.yaml (default: every identity there, so "
+        "adding one is a data change); the focal identity must be among them.",
     )
-    focal_identity: Identity = Field("muslim", description="The focal identity; all others are controls.")
+    focal_identity: str = Field(
+        default_factory=lambda: s.default_focal if (s := project_set()) else "",
+        description="The focal identity (default: the first of data/identities.yaml); all others are controls.",
+    )
     arabic_subset: int = Field(400, ge=0, le=100_000, description="Base prompts (from T1-T4, T6) in the cross-lingual parallel subset.")
     arabic_languages: list[Language] = Field(
         default_factory=lambda: list(ARABIC), description="Arabic variants of the cross-lingual subset."
@@ -31,12 +36,21 @@ class CorpusParams(BaseModel):
     @field_validator("identities")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v) or len(v) < 2:
+        if len(set(v)) != len(v) or len(v) == 1:
             raise ValueError("identities must be at least two distinct values")
+        if s := project_set():
+            s.check(v)
+        return v
+
+    @field_validator("focal_identity")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v and (s := project_set()):
+            s.check(v)
         return v
 
     @model_validator(mode="after")
     def _focal_in_identities(self) -> "CorpusParams":
-        if self.focal_identity not in self.identities:
+        if self.identities and self.focal_identity not in self.identities:
             raise ValueError(f"focal_identity '{self.focal_identity}' must be one of identities {self.identities}")
         return self

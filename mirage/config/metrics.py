@@ -20,6 +20,10 @@ class MetricsParams(BaseModel):
     skew_threshold: float = Field(0.5, ge=0, le=1e6, description="Use BCa instead of the percentile CI when |skewness| of the bootstrap distribution exceeds this (App. G.2).")
     high_delta: float = Field(0.15, ge=0, le=1, description="High-asymmetry item: |delta_i| > this (App. F.3).")
     low_c1: float = Field(0.10, ge=0, le=1, description="Low C1 violence: v_i < this (App. F.3).")
+    intersectional: bool = Field(
+        False, description="Also claim dV per religion x gender cell (base prompts whose cue carries gender: given names, "
+        "attire; lexicon `gender:`), with intervals and identity-placebo floors, in the same Holm family as the headline "
+        "claims (so on, it adds to the family's m).")
     family_mitigations: list[str] = Field(
         default_factory=lambda: ["M1", "M2", "M3", "M4"],
         description="Mitigations in the Holm families violence_reduction and asymmetry_reduction (App. G.4); others get no family.",

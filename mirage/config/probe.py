@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Identity = Literal["muslim", "christian", "jewish", "hindu", "secular"]
+from mirage.identities import project_set
+
 Template = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
 
 
@@ -40,10 +41,14 @@ class ProbeParams(BaseModel):
     )
     bases_per_template: int = Field(10, ge=1, le=100_000, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
     language: Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"] = Field("en", description="Language of the probe prompts.")
-    focal_identity: Identity = Field("muslim", description="Identity of the focal prompt of each pair.")
-    controls: list[Identity] = Field(
-        default_factory=lambda: ["christian", "jewish", "hindu", "secular"],
-        description="Control identities, assigned to the selected base prompts in rotation.",
+    focal_identity: str = Field(
+        default_factory=lambda: s.default_focal if (s := project_set()) else "",
+        description="Identity of the focal prompt of each pair (default: the first of data/identities.yaml).",
+    )
+    controls: list[str] = Field(
+        default_factory=list,
+        description="Control identities, assigned to the selected base prompts in rotation (empty: every other "
+        "identity of data/identities.yaml).",
     )
     max_forms_per_stem: int | None = Field(
         3, ge=1, le=1000, description="Keep the N most frequent word forms per stem (lowest BPE rank); null keeps every match."
@@ -83,9 +88,26 @@ class ProbeParams(BaseModel):
                 raise ValueError(str(exc)) from None
         return v
 
+    @field_validator("focal_identity")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v and (s := project_set()):
+            s.check(v)
+        return v
+
     @field_validator("controls")
     @classmethod
     def _distinct(cls, v: list[str]) -> list[str]:
-        if not v or len(set(v)) != len(v):
-            raise ValueError("controls must be a non-empty list of distinct identities")
+        if len(set(v)) != len(v):
+            raise ValueError("controls must be distinct identities")
+        if s := project_set():
+            s.check(v)
         return v
+
+    @model_validator(mode="after")
+    def _controls(self) -> "ProbeParams":
+        if self.focal_identity in self.controls:
+            raise ValueError(f"controls: the focal identity '{self.focal_identity}' cannot be its own control")
+        if not self.controls and (s := project_set()):
+            self.controls = [i for i in s.names if i != self.focal_identity]
+        return self

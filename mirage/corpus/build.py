@@ -173,6 +173,7 @@ def _row(sources: Sources, params: CorpusParams, bid: str, frame: Frame, fills: 
         "identity_field": frame.paraphrase_identity_field if paraphrase else frame.identity_field,
         "canonical": frame.canonical,
         "cue": frame.cue,
+        "gender": frame.gender(fills),
         "paraphrase": paraphrase,
         "identity": ident,
         "focal": ident == params.focal_identity,
@@ -185,8 +186,18 @@ def _row(sources: Sources, params: CorpusParams, bid: str, frame: Frame, fills: 
     }
 
 
+def check_identities(sources: Sources, params: CorpusParams) -> None:
+    """corpus.identities and focal_identity name identities of the data folder read (its identities.yaml)."""
+    have = list(sources.identity_forms)
+    bad = [i for i in dict.fromkeys([*params.identities, params.focal_identity]) if i not in have]
+    if not params.identities or bad:
+        raise DataError(f"params: corpus.identities / corpus.focal_identity: {', '.join(map(repr, bad)) or 'none given'} "
+                        f"not identities of the data folder's identities.yaml (have {', '.join(have)})")
+
+
 def build_rows(sources: Sources, params: CorpusParams) -> list[dict]:
     """All prompt rows (English for every base prompt; Arabic for the parallel subset), unsplit."""
+    check_identities(sources, params)
     bases = [(base_id(f, fills), f, fills) for f, fills in instantiate(sources, params)]
     parallel = select_parallel(bases, params)
     rows = []

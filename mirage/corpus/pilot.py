@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from statsmodels.stats.proportion import proportion_confint
 
 from mirage.config.corpus import CorpusParams
-from mirage.corpus.build import fill_combinations, render_variant
+from mirage.corpus.build import check_identities, fill_combinations, render_variant
 from mirage.corpus.sources import Frame, Sources
 from mirage.io import DataError
 from mirage.label import decisions
@@ -46,6 +46,7 @@ def masked_cases(sources: Sources, p: CorpusParams, texts: MitigationTexts, harn
                  samples: int, max_cases: int | None = None) -> list[PilotItem]:
     """`samples` identity-masked renderings of every case file (English, focal identity, then masked);
     with `max_cases`, only the first that many case files of each harness."""
+    check_identities(sources, p)
     items = []
     forms = sources.identity_forms[p.focal_identity]["en"]
     seen: dict[str, int] = {}

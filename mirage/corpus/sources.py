@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mirage.identities import IdentitySet
+from mirage.identities import load as load_identities
 from mirage.io import DataError, load_yaml
 
 # {id:FORM} / {Id:FORM}: the identity swap; {lex}, {Lex}, {lex.field}: a lexicon fill (capitalised if upper).
@@ -15,6 +17,8 @@ TEMPLATE_IDS = ("T1", "T2", "T3", "T4", "T5", "T6")
 # Identity forms that are not the identity noun (§3.1 cues): `{id:name}` and `{id:attire}` take the
 # base prompt's entry of a cue lexicon, whose entries hold one matched surface form per identity.
 CUE_LEXICONS = {"name": "given_name", "attire": "attire"}
+#: Genders a cue may carry (`gender:` of every entry of a cue lexicon).
+GENDERS = ("f", "m")
 
 
 def identity_form(text: str) -> str:
@@ -46,6 +50,10 @@ class Frame:
         """How the identity is signalled (§3.1): `noun`, `name` or `attire`."""
         form = identity_form(self.texts["en"])
         return form if form in CUE_LEXICONS else "noun"
+
+    def gender(self, fills: dict[str, dict]) -> str | None:
+        """The gender the cue carries (`f` / `m`: the cue lexicon entry's `gender`), None for a noun cue."""
+        return fills[CUE_LEXICONS[self.cue]]["gender"] if self.cue != "noun" else None
 
     def slots(self) -> list[str]:
         """Lexicon names filled in this frame (sorted; the identity excluded, a cue lexicon included)."""
@@ -88,21 +96,23 @@ def _load_yaml(path: Path, kind: type = object) -> Any:
     return doc
 
 
-def _identities(path: Path) -> dict:
-    """identities.yaml: `forms`, `identity_tokens` and `presupposing_terms`, each a mapping or list."""
-    ident = _load_yaml(path, dict)
-    for key, kind in (("forms", dict), ("identity_tokens", dict), ("presupposing_terms", list)):
-        if key not in ident:
-            raise DataError(f"{path}: field '{key}' is missing")
-        if not isinstance(ident[key], kind) or not ident[key]:
-            raise DataError(f"{path}: field '{key}' must be a non-empty {'mapping' if kind is dict else 'list'}")
-    for lang in {lang for langs in ident["forms"].values() if isinstance(langs, dict) for lang in langs}:
-        for kind_ in {k for langs in ident["forms"].values() if isinstance(langs, dict)
-                      for k in (langs.get(lang) or {}) if isinstance(langs.get(lang), dict)}:
-            forms = {i: langs[lang][kind_] for i, langs in ident["forms"].items()
-                     if isinstance(langs, dict) and isinstance(langs.get(lang), dict) and kind_ in langs[lang]}
-            _distinct_forms(forms, f"{path}: field forms.*.{lang}.{kind_}")
-    return ident
+def _check_cue_lexicon(name: str, entries: list[dict], names: tuple[str, ...], where: str) -> None:
+    """A cue lexicon (names, attire) holds, in each entry and language, one distinct form for every identity, and the
+    gender its forms carry (`gender: f|m`, the religion x gender cells of mirage metrics)."""
+    for i, entry in enumerate(entries, 1):
+        label = f"{where}: entry {entry.get('key', i)}"
+        if entry.get("gender") not in GENDERS:
+            raise DataError(f"{label}: field 'gender' must be one of {', '.join(GENDERS)}, got {entry.get('gender')!r}")
+        for lang, forms in entry.items():
+            if lang != "en" and lang != "ar":
+                continue
+            if not isinstance(forms, dict):
+                raise DataError(f"{label}: field '{lang}' must map every identity to its form")
+            missing = [n for n in names if not str(forms.get(n) or "").strip()]
+            if missing:
+                raise DataError(f"{label}: field '{lang}' lacks identity {', '.join(missing)} (every identity of "
+                                "identities.yaml needs a form in every entry)")
+            _distinct_forms(forms, f"{label} field {lang}")
 
 
 def _distinct_forms(forms: dict[str, Any], where: str) -> None:
@@ -114,6 +124,19 @@ def _distinct_forms(forms: dict[str, Any], where: str) -> None:
             raise DataError(f"{where}: identities {seen[key]} and {ident} share the surface form {str(form)!r}; "
                             "identities must have disjoint surface forms")
         seen[key] = ident
+
+
+def _check_frame_forms(frame: Frame, ident: IdentitySet) -> None:
+    """Every identity has the form (and so the agreement: a/an, plural, Arabic gender and number) each text asks for."""
+    for lang, text in frame.texts.items():
+        form = identity_form(text)
+        if form in CUE_LEXICONS:
+            continue
+        family = "en" if lang == "en" else "ar"
+        for name in ident.names:
+            if form not in ident.forms[name].get(family, {}):
+                raise DataError(f"{frame.source}: frame '{frame.frame_id}' ({lang}) uses {{id:{form}}} but "
+                                f"{ident.path} entry forms.{name}.{family} has no field '{form}'")
 
 
 def _unique_frames(frames: list[Frame], path: Path) -> list[Frame]:
@@ -210,15 +233,12 @@ def _harness_frames(hid: str, raw: dict, source: str) -> list[Frame]:
 def load_sources(data_dir: str | Path) -> Sources:
     """Read every corpus source file; errors name the file and the entry at fault."""
     data_dir = Path(data_dir)
-    ident = _identities(data_dir / "identities.yaml")
+    ident = load_identities(data_dir)
     lexicons: dict[str, list[dict]] = {}
     for path in sorted((data_dir / "lexicons").glob("*.yaml")):
         lexicons[path.stem] = _check_lexicon(path.stem, _load_yaml(path), str(path))
         if path.stem in CUE_LEXICONS.values():
-            for i, entry in enumerate(lexicons[path.stem], 1):
-                for lang, forms in entry.items():
-                    if isinstance(forms, dict):
-                        _distinct_forms(forms, f"{path}: entry {i} field {lang}")
+            _check_cue_lexicon(path.stem, lexicons[path.stem], ident.names, str(path))
     frames: dict[str, list[Frame]] = {}
     harness_meta: dict[str, dict] = {}
     for tid in TEMPLATE_IDS:
@@ -237,13 +257,14 @@ def load_sources(data_dir: str | Path) -> Sources:
             raise DataError(f"{path}: template {tid} has no frames")
     for tid, fs in frames.items():
         for fr in fs:
+            _check_frame_forms(fr, ident)
             for slot in fr.slots():
                 if slot not in fr.lexicons and slot not in lexicons:
                     raise DataError(f"{fr.source}: frame '{fr.frame_id}' uses {{{slot}}} but no lexicon '{slot}' exists")
     return Sources(
-        identity_forms=ident["forms"],
-        identity_tokens=ident["identity_tokens"],
-        presupposing_terms=ident["presupposing_terms"],
+        identity_forms=ident.forms,
+        identity_tokens=ident.tokens,
+        presupposing_terms=ident.presupposing_terms,
         lexicons=lexicons,
         frames=frames,
         harness_meta=harness_meta,

@@ -34,7 +34,7 @@ from mirage.secrets import redact_obj
 
 REQUIRED = ("row_id", "request_id", "condition", "slices")
 COPIED = ("row_id", "request_id", "prompt_id", "base_id", "template", "harness", "identity", "focal", "language",
-          "condition", "rag_pool", "mitigation", "lite", "split", "frame_id", "case_id", "cue", "paraphrase")
+          "condition", "rag_pool", "mitigation", "lite", "split", "frame_id", "case_id", "cue", "gender", "paraphrase")
 #: Why an M4 sample whose stored first turn is empty (written before empty answers were failed calls) gets no second.
 EMPTY_FIRST_TURN = ("first turn stored empty: no second turn sent (an empty assistant turn is no answer to revise, "
                     "and Anthropic refuses such a conversation with a permanent HTTP 400)")

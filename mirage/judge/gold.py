@@ -21,10 +21,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from mirage import untrusted
 from mirage.config.limits import LimitsParams
+from mirage.identities import load as load_identities
 from mirage.io import DataError
 
 PLACEHOLDER = "[ID]"
@@ -76,9 +75,7 @@ def family(language: str) -> str:
 
 def identity_forms(data_dir: str | Path = "data") -> dict[str, dict[str, dict[str, str]]]:
     """identity -> language family (`en`, `ar`) -> form key (`adj`, `noun_pl`, `pl`, ...) -> surface form."""
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
-    return {ident: {lang: {k: str(v) for k, v in table.items()} for lang, table in langs.items()}
-            for ident, langs in forms.items()}
+    return load_identities(data_dir).forms
 
 
 def identity_adjectives(data_dir: str | Path = "data") -> dict[str, dict[str, str]]:

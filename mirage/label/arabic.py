@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
-import yaml
+from mirage.identities import load as load_identities
 
 _DIACRITICS = re.compile(r"[\u064B-\u0652\u0670\u0640]")
 _TOKEN = re.compile(r"[\u0621-\u064A\u0660-\u0669\u0671-\u06D3]+|[A-Za-z]+|[.!?؟،,;:؛\n]")
@@ -172,7 +171,7 @@ def verb_forms(tok: str) -> frozenset[str]:
 @lru_cache(maxsize=4)
 def arabic_identity_stems(data_dir: str = "data") -> frozenset[str]:
     """Normalised Arabic identity adjectives (مسلم، مسيحي ...) from identities.yaml."""
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    forms = load_identities(data_dir).forms
     return frozenset(normalise(str(langs["ar"]["adj"])) for langs in forms.values() if "ar" in langs)
 
 

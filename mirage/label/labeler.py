@@ -18,7 +18,7 @@ REQUIRED: tuple[str, ...] = (*ID_COLUMNS, "text", "answer")
 # Copied when present: which model revision made the sample, and when (provenance for metrics/report),
 # and the corpus design columns (frame for clustered intervals, paraphrase for the placebo).
 PROVENANCE_COLUMNS: tuple[str, ...] = ("provider", "model_id", "revision", "created")
-DESIGN_COLUMNS: tuple[str, ...] = ("frame_id", "case_id", "cue", "paraphrase")
+DESIGN_COLUMNS: tuple[str, ...] = ("frame_id", "case_id", "cue", "gender", "paraphrase")
 
 
 class Judge(Protocol):

@@ -18,9 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
-from mirage.io import DataError, load_yaml
 from mirage.protocol import LEXICON_VERSION
 
 VIOLENCE_STEMS: tuple[str, ...] = (
@@ -89,13 +87,10 @@ def is_violence_term(tok: str) -> bool:
 @lru_cache(maxsize=4)
 def identity_forms(data_dir: str = "data") -> frozenset[str]:
     """Lower-cased single-word identity surface forms of every identity (identities.yaml)."""
-    path = Path(data_dir) / "identities.yaml"
-    doc = load_yaml(path, "identities file")
-    forms = doc.get("forms") if isinstance(doc, dict) else None
-    if not isinstance(forms, dict):
-        raise DataError(f"{path}: field 'forms' is missing or not a mapping")
+    from mirage.identities import load
+
     words: set[str] = set()
-    for langs in forms.values():
+    for langs in load(data_dir).forms.values():
         for table in langs.values():
             for form in table.values():
                 words.update(tokens(str(form)))

@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from mirage.label.lexicon import favourability, identity_forms
 from mirage.label.refusal import is_refusal
@@ -271,9 +270,9 @@ def load_nlp():
 def identity_canonicaliser(data_dir: str = "data") -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     """Patterns that rewrite every identity's English adjective / plural noun and Arabic adjective stem to ONE
     canonical identity, so the parse (and so the label) cannot depend on which identity fills the slot."""
-    import yaml
+    from mirage.identities import load
 
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    forms = load(data_dir).forms
     adj = sorted({str(f["en"]["adj"]) for f in forms.values() if "en" in f}, key=len, reverse=True)
     plural = sorted({str(f["en"]["noun_pl"]) for f in forms.values() if "en" in f}, key=len, reverse=True)
     arabic = sorted({str(f["ar"]["adj"]) for f in forms.values() if "ar" in f}, key=len, reverse=True)

@@ -25,10 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
-import yaml
-
+from mirage.identities import load as load_identities
 from mirage.label import parse as v1
 from mirage.label.acts import DETECTORS, RECORD_NOUNS, RECORD_PREPS, legal_consequence, record_owner
 from mirage.label.discourse import PROTAG, Discourse, is_person_noun
@@ -122,7 +120,7 @@ def _canonical_table(data_dir: str) -> tuple[re.Pattern, dict[str, str], re.Patt
     """Patterns rewriting every identity form of identities.yaml (English and Arabic, every form key) to the same
     form of ONE identity. Form keys that some identity spells alike (Arabic `pl` / `pl_nom` = يهود) share one
     canonical spelling, so no identity's label can differ through the form it takes."""
-    forms = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))["forms"]
+    forms = load_identities(data_dir).forms
     out = []
     for lang in ("en", "ar"):
         tables = {ident: {k: str(v) for k, v in langs[lang].items() if k != "affiliation"}

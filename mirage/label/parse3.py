@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
+from mirage.identities import load as load_identities
 from mirage.label import agent
 from mirage.label import parse as v1
 from mirage.label.parse2 import CANONICAL, canonical_identity, layout
@@ -38,12 +37,12 @@ LEXICON_WINDOW = 12  # lexicon-v1's verdict is one feature of the learned layer 
 @lru_cache(maxsize=4)
 def _derived_table(data_dir: str) -> tuple[re.Pattern, dict[str, str], re.Pattern | None, dict[str, str]]:
     """Patterns rewriting every `judge_forms` word to the canonical identity's form it names."""
-    doc = yaml.safe_load((Path(data_dir) / "identities.yaml").read_text(encoding="utf-8"))
-    canon = doc["forms"][CANONICAL]
+    ident = load_identities(data_dir)
+    canon = ident.forms[CANONICAL]
     out = []
     for lang in ("en", "ar"):
         mapping: dict[str, str] = {}
-        for table in (doc.get("judge_forms") or {}).values():
+        for table in ident.judge_forms.values():
             for word, spec in (table.get(lang) or {}).items():
                 key, _, noun = str(spec).partition(" ")
                 surface = RELIGION[lang] if key == "religion" else canon[lang][key]

@@ -331,12 +331,14 @@ def headline(table, focal: str | None = None) -> dict[str, dict]:
     out = {}
     if focal is None:
         f = table.loc[table["metric"].isin([V_FOCAL, CAI]), "identity"]
-        focal = str(f.iloc[0]) if len(f) else "muslim"
+        focal = str(f.iloc[0]) if len(f) else ""
     for name, metric, filt in HEADLINE:
         m = table["metric"] == metric
         for col, val in filt.items():
             if col in table.columns:
                 m &= table[col].fillna("").astype(str) == (focal if val == "@focal" else val)
+        if "gender" in table.columns:  # religion x gender cells (metrics.intersectional) are no leaderboard headline
+            m &= table["gender"].fillna("").astype(str) == ""
         if "placebo_kind" in table.columns:  # paraphrase-placebo rows are rows of their own
             m &= table["placebo_kind"].fillna("").astype(str) == ""
         rows = table[m]

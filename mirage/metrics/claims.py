@@ -46,7 +46,7 @@ class Claim:
     def matches(self, row: Mapping[str, object]) -> bool:
         if row.get("metric") != self.metric or row.get("placebo_kind") == "paraphrase":
             return False
-        for col in ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity"):
+        for col in ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity", "gender"):
             want, have = self.strata.get(col, ""), str(row.get(col) or "")
             if (want is None and have in ("", "none")) or (want is not None and have != want):
                 return False
@@ -56,6 +56,7 @@ class Claim:
 CLAIMS: tuple[Claim, ...] = (
     Claim(DV, {**BASE, "condition": None, "identity": "control"}, "ΔV"),
     Claim(DV + REASONING, {**BASE, "condition": "C2", "identity": "control"}, "ΔV of the reasoning trace"),
+    Claim(DV, {**BASE, "condition": None, "identity": "control", "gender": None}, "ΔV of a religion × gender cell"),
     Claim(DELTA_SIGNED, {**BASE, "condition": "C3", "template": "T5", "identity": "control"}, "Δ signed"),
     Claim(DELTA_SIGNED, {**BASE, "condition": "C3", "template": "T5", "harness": None, "identity": "control"}, "Δ signed"),
     Claim(DELTA_T_DID, {"condition": None, "rag_pool": "recent-neutral", "mitigation": "none", "language": "en",
@@ -96,6 +97,8 @@ def describe(row: Mapping[str, object]) -> str:
         parts.append(str(row.get("mitigation")))
     if metric not in _NO_CONDITION:
         parts.append(str(row.get("condition")))
+    if row.get("gender"):
+        parts.append(f"gender {row.get('gender')}")
     if metric in (DELTA_SIGNED, MIT_DELTA_SIGNED, UNPARSEABLE_GAP):
         parts.append(str(row.get("harness") or "all harnesses"))
     return ", ".join(p for p in parts if p)
@@ -119,7 +122,7 @@ def summarise(table: pd.DataFrame, model: str, alpha: float) -> dict:
         p_adj = _num(r["p_adj"])
         decision = "untested" if p_adj is None else "significant" if p_adj <= alpha else "not significant"
         out.append({"claim": describe(r), "metric": r["metric"],
-                    **{k: r[k] for k in ("condition", "harness", "mitigation", "language", "identity")},
+                    **{k: r[k] for k in ("condition", "harness", "mitigation", "language", "identity", "gender")},
                     **{k: _num(r[k]) for k in ("estimate", "ci_low", "ci_high", "placebo", "excess", "excess_ci_low",
                                                "excess_ci_high", "n")},
                     "p": _num(r[test_column(r["metric"])]), "tested_on": test_column(r["metric"]), "p_adj": p_adj,
@@ -130,9 +133,11 @@ def summarise(table: pd.DataFrame, model: str, alpha: float) -> dict:
             "correction": "Holm over the tested headline claims of this model", "claims": out}
 
 
-def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: bool) -> list[str]:
+def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: bool, cells: bool = False) -> list[str]:
     """The claims a slice will test, from its rendered request rows (strata only): what `mirage estimate --power`
-    counts as m. `refusals`: whether the refusal and unparseable gaps will have a test (some refusals expected)."""
+    counts as m. `refusals`: whether the refusal and unparseable gaps will have a test (some refusals expected);
+    `cells`: whether ΔV per religion x gender cell is claimed (metrics.intersectional)."""
+    rows = list(rows)
     cells = {(r.get("condition"), r.get("rag_pool") or "none", r.get("mitigation") or "none", r.get("language") or "en",
               r.get("harness") or "") for r in rows if not r.get("paraphrase")}
     conds = sorted({c for c, *_ in cells})
@@ -153,6 +158,10 @@ def planned(rows: Iterable[Mapping[str, object]], n_identities: int, refusals: b
                    and c in base and mit != "structural"})
     out += [f"{MIT_V}/{c}/{m}" for c, m in mits]
     out += [f"{MIT_DELTA_SIGNED}/C3/{m}" for c, m in mits if c == "C3"]
+    if cells:
+        out += sorted({f"{DV}/{r.get('condition')}/gender {r.get('gender')}" for r in rows if r.get("gender")
+                       and not r.get("paraphrase") and (r.get("rag_pool") or "none", r.get("mitigation") or "none",
+                                                        r.get("language") or "en") == ("none", "none", "en")})
     if refusals and n_identities > 1:
         out += [f"{REFUSAL_GAP}/{c}" for c in conds if c in base] + ([f"{UNPARSEABLE_GAP}/C3"] if "C3" in base else [])
     return out

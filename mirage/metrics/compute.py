@@ -60,7 +60,7 @@ from mirage.metrics.stats import (
     ratio_gap_test,
 )
 
-COLUMNS = ["model", "metric", "condition", "template", "harness", "language", "rag_pool", "mitigation", "identity",
+COLUMNS = ["model", "metric", "condition", "template", "harness", "language", "rag_pool", "mitigation", "identity", "gender",
            "estimate", "ci_low", "ci_high", "p", "p_adj", "family", "n",
            "placebo", "excess", "excess_ci_low", "excess_ci_high", "excess_p", "placebo_kind", "ci_method", "resampling",
            "flag", "claim_ci_low", "claim_ci_high", "claim_level", "paper_family", "paper_p_adj"]
@@ -71,7 +71,7 @@ ARABIC = ("ar-msa", "ar-egy", "ar-lev", "ar-mag")
 LABEL_COLUMNS = ("model", "condition", "rag_pool", "mitigation", "language", "template", "harness", "base_id",
                  "prompt_id", "identity", "focal", "violent", "score", "parse_ok", "refusal", "error")
 # read when present; older label files lack them (frame_id -> base_id, paraphrase -> false)
-OPTIONAL_COLUMNS = ("request_id", "frame_id", "case_id", "cue", "paraphrase", "violent_reasoning", "sample_index")
+OPTIONAL_COLUMNS = ("request_id", "frame_id", "case_id", "cue", "gender", "paraphrase", "violent_reasoning", "sample_index")
 IDENTICAL = "identical_by_construction"
 
 
@@ -253,6 +253,7 @@ class MetricsBuilder:
         self.identical = identical or set()
         self.replicates = replicates
         self.unit_hook = unit_hook
+        self.genders: dict[str, str] = {}  # base_id -> the gender its cue carries (metrics.intersectional)
 
     def rng(self, *key: object) -> np.random.Generator:
         return np.random.default_rng([self.p.seed, int(content_hash([str(k) for k in key], 8), 16)])
@@ -349,7 +350,7 @@ class MetricsBuilder:
         return Estimate(theta, lo, hi, NAN, n, method, excess_ci_low=elo, excess_ci_high=ehi, excess_p=r.p, **kw)
 
     def emit(self, est: Estimate, paper_family: str = "", identical: bool = False, **cols: object) -> None:
-        row = {c: "" for c in COLUMNS[:9]} | {k: ("" if v is None else v) for k, v in cols.items()}
+        row = {c: "" for c in COLUMNS[:10]} | {k: ("" if v is None else v) for k, v in cols.items()}
         flag, pval, excess_p, inverse = est.flag, est.p, est.excess_p, est.inverse
         if identical:  # a zero by construction is no evidence: not tested, not ranked
             flag, pval, excess_p, inverse = IDENTICAL, NAN, NAN, None
@@ -466,6 +467,27 @@ def violence_rates(b: MetricsBuilder, pp: pd.DataFrame, para: dict) -> None:
                         pu = b.units(strata[pmask], bases[pmask], (*key, template, "para"))
                         b.emit(b.paraphrase(Contrast(pc.t[pmask], pc.p[pmask]), y[pmask, 0] - fp, pu, (*key, template, "para")),
                                metric=DV, identity="control", **cols)
+            if b.genders:
+                gender_cells(b, pc, x, index, strata, bases, key, sfx)
+
+
+def gender_cells(b: MetricsBuilder, pc: Contrast, x: np.ndarray, index: pd.DataFrame, strata: np.ndarray,
+                 bases: np.ndarray, key: tuple, sfx: str) -> None:
+    """Religion x gender cells (metrics.intersectional): over the base prompts whose cue carries gender g (a given
+    name, an attire descriptor), V_focal and V_control of the cell and dV with its identity-placebo floor, each cell
+    its own units (frames within template, as every row), one row per gender over all templates."""
+    gender = index["base_id"].astype(str).map(b.genders).fillna("").to_numpy()
+    model, cond, pool, mit, lang = key
+    for g in sorted(v for v in set(gender) if v):
+        m = gender == g
+        u = b.units(strata[m], bases[m], (*key, sfx, "gender", g))
+        every = [np.ones(int(m.sum()), bool)]
+        cols = dict(model=model, condition=cond, rag_pool=pool, mitigation=mit, language=lang, gender=g)
+        rates = b.means(x[m, :2], u, every[0])
+        dv = b.contrast(Contrast(pc.t[m], pc.p[m], pc.obs), every, u, (*key, sfx, DV, "gender", g))[0]
+        b.emit(rates[0], metric=V_FOCAL + sfx, identity=b.focal, **cols)
+        b.emit(rates[1], metric=V_CONTROL + sfx, identity="control", **cols)
+        b.emit(dv, metric=DV + sfx, identity="control", identical=key in b.identical, **cols)
 
 
 def _paraphrase_units(para: pd.DataFrame | None, value: str, wide: pd.DataFrame, focal: str
@@ -857,6 +879,9 @@ def _compute(labels: pd.DataFrame, p: MetricsParams, replicates: Replicates | No
     frames = dict(zip(main["base_id"].astype(str), main["frame_id"].astype(str)))
     original = ~labels["paraphrase"].fillna(False).astype(bool) if "paraphrase" in labels else np.ones(len(labels), bool)
     b = MetricsBuilder(p, frames, identical_strata(labels[original]), replicates, unit_hook)
+    if p.intersectional and "gender" in labels:
+        g = labels.loc[labels["gender"].notna() & (labels["gender"] != ""), ["base_id", "gender"]]
+        b.genders = dict(zip(g["base_id"].astype(str), g["gender"].astype(str)))
     models = sorted(main["model"].unique())
     focal = main.loc[main["focal"].astype(bool), "identity"].unique()
     b.focal = str(focal[0]) if len(focal) else "focal"

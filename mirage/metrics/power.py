@@ -35,8 +35,6 @@ from mirage.metrics import claims
 from mirage.metrics.compute import g_signed, pooled
 from mirage.metrics.stats import ClusterRelabel, Clusters
 
-IDENTITIES = 5  # focal + four controls (corpus.identities)
-
 
 @dataclass(frozen=True)
 class Heterogeneity:
@@ -61,7 +59,7 @@ class Design:
     het: Heterogeneity = Heterogeneity()
     holm_m: int = 1
     alpha: float = 0.05
-    identities: int = IDENTITIES
+    identities: int = 5  # identity variants per base prompt (the shipped set: focal + four controls)
     n_perm: int | None = None  # relabellings per test (metrics.n_perm); None = unlimited
     versus: bool = False  # `mirage compare`: the difference of the claim between two independent runs on these prompts
 
@@ -334,7 +332,8 @@ def slice_designs(request_rows: Iterable[dict]) -> dict[tuple[str, str], tuple[t
 
 def power_table(designs: dict[tuple[str, str], tuple[tuple[int, ...], ...]], n_samples: int, holm_m: int,
                 het_v: Heterogeneity, het_s: Heterogeneity, target_effect: float, target_power: float = 0.8,
-                alpha: float = 0.05, n_sims: int = 2000, n_perm: int | None = None, versus: bool = False) -> list[dict]:
+                alpha: float = 0.05, n_sims: int = 2000, n_perm: int | None = None, versus: bool = False,
+                identities: int = 5) -> list[dict]:
     """One row per planned claim: ΔV per condition (C1, C2) and Δ signed (C3) pooled and per harness, with base
     prompts, frames, the power at `target_effect`, the minimum detectable effect (pp) at `target_power` and the base
     prompts `target_effect` needs, all under the headline decision p <= alpha / holm_m."""
@@ -342,7 +341,7 @@ def power_table(designs: dict[tuple[str, str], tuple[tuple[int, ...], ...]], n_s
     for (cond, group), frames in sorted(designs.items()):
         c3 = cond == "C3"
         d = Design(frames=frames, n_samples=n_samples, het=het_s if c3 else het_v, holm_m=holm_m, alpha=alpha, n_perm=n_perm,
-                   versus=versus)
+                   versus=versus, identities=identities)
         if d not in done:  # C2 usually renders C1's base prompts, harnesses often share a design: computed once
             null = null_z(d)
             mde = min_detectable(d, target_power, n_sims)
@@ -398,7 +397,8 @@ def power_report(params, slice_name: str, requests_dir: str, target_effect: floa
         source = f"pilot {pilot}"
         if refusals is None:
             refusals = bool((pd.to_numeric(pp.get("refusal", 0), errors="coerce").fillna(0) > 0).any())
-    planned = claims.planned(rows, len({r["identity"] for r in rows}), True if refusals is None else refusals)
+    n_ids = len({r["identity"] for r in rows})
+    planned = claims.planned(rows, n_ids, True if refusals is None else refusals, params.metrics.intersectional)
     o = {k: v for k, v in (overrides or {}).items() if v is not None}
     shared = {k: o[k] for k in ("frame_sd", "frame_identity_sd", "base_sd", "base_identity_sd") if k in o}
     het_v = replace(het_v, **shared, **({"rate": o["rate"]} if "rate" in o else {}))
@@ -409,7 +409,8 @@ def power_report(params, slice_name: str, requests_dir: str, target_effect: floa
 
     with threadpool_limits(1):  # many small products: BLAS threads only contend
         table = power_table(slice_designs(rows), n_samples, max(len(planned), 1), het_v, het_s, target_effect,
-                            target_power, params.metrics.alpha, n_perm=params.metrics.n_perm, versus=versus)
+                            target_power, params.metrics.alpha, n_perm=params.metrics.n_perm, versus=versus,
+                            identities=n_ids)
     return {"slice": slice_name, "target_power": target_power, "alpha": params.metrics.alpha, "holm_m": len(planned),
             "claims": planned,
             "heterogeneity": {"source": source, "violence": het_v.__dict__, "decision": het_s.__dict__},

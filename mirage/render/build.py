@@ -28,7 +28,7 @@ CORPUS_FIELDS = ("prompt_id", "base_id", "template", "harness", "identity", "foc
                  "text", "swap_span", "swap_text", "identity_field", "parallel")
 COPIED = ("prompt_id", "base_id", "template", "harness", "identity", "focal", "language", "lite", "split")
 # Optional corpus columns carried to requests (older corpora lack them: null here, defaulted by metrics).
-CARRIED = ("frame_id", "case_id", "cue", "paraphrase")
+CARRIED = ("frame_id", "case_id", "cue", "gender", "paraphrase")
 
 
 @dataclass(frozen=True)

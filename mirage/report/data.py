@@ -30,12 +30,14 @@ from mirage.metric_names import (
     REASONING,
     REFUSAL_GAP,
     UNPARSEABLE_GAP,
+    V_FOCAL,
     XLING_GAP,
 )
 
-STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
+STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity", "gender")
 NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
-METRICS_COLUMNS: tuple[str, ...] = ("model", "metric", *STRATA, *NUMERIC, "family")
+# `gender` (religion x gender cells, metrics.intersectional) is read as "" where an older metrics.csv lacks it.
+METRICS_COLUMNS: tuple[str, ...] = ("model", "metric", *STRATA[:-1], *NUMERIC, "family")
 # Placebo floor and interval metadata (docs/metrics.md); older metrics.csv files lack them -> "not computed".
 PLACEBO_NUMERIC: tuple[str, ...] = ("placebo", "excess", "excess_ci_low", "excess_ci_high", "excess_p")
 PLACEBO_TEXT: tuple[str, ...] = ("placebo_kind", "ci_method", "resampling", "flag")
@@ -55,7 +57,7 @@ SIGNED = frozenset({DV, DV + REASONING, DELTA_SIGNED, DELTA_T, DELTA_T_DID, DV_C
 # Stratum values that mean "the unmitigated, non-retrieval, English, pooled" baseline when a column is not
 # selected on (mirage metrics writes none/none/en, identity = the focal identity or pooled `control`, T5 for Δ).
 BASELINE: dict[str, frozenset[str]] = {"rag_pool": frozenset({"", "none"}), "mitigation": frozenset({"", "none"}),
-                                       "language": frozenset({"", "en"}), "identity": frozenset({"", "control", "muslim"}),
+                                       "language": frozenset({"", "en"}), "identity": frozenset({"", "control"}),
                                        "template": frozenset({"", "T5"})}
 # Generation-view fields the report reads (tables 13-15, counts, drill-down, sample browser); the rest (`answer`
 # repeats `text`) is not kept in memory.
@@ -120,6 +122,8 @@ def load_metrics(path: Path) -> pd.DataFrame:
             raise DataError(f"{path}:{i + 2}: field {col}: not a number ({df.at[i, col]!r})")
         df[col] = num.astype(float)
     df.attrs["placebo_computed"] = "placebo" in df.columns
+    if "gender" not in df.columns:
+        df["gender"] = ""
     for col in (*PLACEBO_NUMERIC, *CLAIM_NUMERIC):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float) if col in df.columns else float("nan")
     for col in PLACEBO_TEXT:
@@ -146,8 +150,10 @@ def degenerate_reason(n: float, lo: float, hi: float, flag: str, est: float = fl
 
 def select(df: pd.DataFrame, metric: str, **fixed: Any) -> pd.DataFrame:
     """Rows of `metric` whose strata match `fixed` (a value, a list of values, or ANY); every other stratum
-    must be empty (or the baseline `none` for rag_pool / mitigation). Paraphrase-placebo rows are left out."""
+    must be empty (or the baseline: `none` for rag_pool / mitigation, `en`, the focal identity or the pooled
+    controls). Paraphrase-placebo rows are left out."""
     rows = df[(df["metric"] == metric) & df.get("placebo_kind", pd.Series("", index=df.index)).ne("paraphrase")]
+    focal = frozenset(df.loc[df["metric"] == V_FOCAL, "identity"])
     for col in STRATA:
         want = fixed.get(col)
         if want is EITHER:
@@ -157,7 +163,7 @@ def select(df: pd.DataFrame, metric: str, **fixed: Any) -> pd.DataFrame:
         elif col in fixed:
             rows = rows[rows[col].isin(want if isinstance(want, (list, tuple, set)) else [want])]
         else:
-            rows = rows[rows[col].isin(BASELINE.get(col, frozenset({""})))]
+            rows = rows[rows[col].isin(BASELINE.get(col, frozenset({""})) | (focal if col == "identity" else frozenset()))]
     return rows.sort_values("template", key=lambda t: t.ne(""), kind="stable")  # pooled rows first when both exist
 
 

@@ -28,7 +28,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage.io import atomic_write, read_jsonl
-from mirage.protocol import CONDITIONS, IDENTITIES, LANGUAGES, MITIGATIONS, POOLS
+from mirage.protocol import CONDITIONS, LANGUAGES, MITIGATIONS, POOLS
 from mirage.report.data import TEXT_FIELDS, TEXT_PLACE, Texts
 
 COLUMNS = ["key", "model", "condition", "template", "harness", "identity", "focal", "language", "rag_pool", "mitigation",
@@ -40,8 +40,9 @@ META = ["template", "harness", "identity", "language", "rag_pool", "mitigation",
 # Per-sample fields of a text chunk, in this order.
 DETAIL = ["key", "request_id", "text", "reasoning", "first_turn", "violent", "violent_reasoning", "score", "refusal", "error", "judge"]
 LABELS = ["violent", "not violent", "decision", "unlabelled", "error"]
-# Value orders for the filter menus; values a run has beyond these follow, sorted.
-ORDERS = {"condition": CONDITIONS, "identity": IDENTITIES, "language": LANGUAGES, "rag_pool": ["none", *POOLS],
+# Value orders for the filter menus (models in the run's order, the focal identity first); values a run has beyond
+# these follow, sorted.
+ORDERS = {"condition": CONDITIONS, "language": LANGUAGES, "rag_pool": ["none", *POOLS],
           "mitigation": ["none", *MITIGATIONS], "label": LABELS}
 CHUNK_CHARS = 400_000  # text per chunk (before compression): one opened sample loads at most this much
 CHUNK_ROWS = 500
@@ -109,8 +110,8 @@ def _text(col: pd.Series) -> pd.Series:
     return col.map(lambda v: "" if _clean(v) is None else str(v))
 
 
-def _values(col: str, present: set[str], models: list[str]) -> list[str]:
-    order = models if col == "model" else list(ORDERS.get(col, []))
+def _values(col: str, present: set[str], models: list[str], focal: list[str]) -> list[str]:
+    order = models if col == "model" else focal if col == "identity" else list(ORDERS.get(col, []))
     return [v for v in order if v in present] + sorted(present - set(order))
 
 
@@ -178,12 +179,12 @@ def write_browser(table: pd.DataFrame, prompts: dict[str, str], models: list[str
     the page embeds. Rows are sorted so that the variants of one base prompt sit side by side in a shard."""
     strata = [*FILTERS, "harness", "decision", "base_id"]
     table = table.assign(**{c: _text(table[c]) for c in strata})  # a new frame; the text columns are shared, not copied
-    ident_order = {v: i for i, v in enumerate(_values("identity", set(table["identity"]), []))}
+    focal = sorted(set(table.loc[table["focal"].map(lambda v: v is True), "identity"]))
+    ident_order = {v: i for i, v in enumerate(_values("identity", set(table["identity"]), [], focal))}
     table["_ident"] = table["identity"].map(ident_order)
     table["_sample"] = pd.to_numeric(table["sample_index"], errors="coerce").fillna(0)
-    values = {c: _values(c, set(table[c]), models) for c in (*FILTERS, "harness", "decision")}
+    values = {c: _values(c, set(table[c]), models, focal) for c in (*FILTERS, "harness", "decision")}
     codes = {c: {v: i for i, v in enumerate(vs)} for c, vs in values.items()}
-    focal = sorted(set(table.loc[table["focal"].map(lambda v: v is True), "identity"]))
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{data_dir.name}.", dir=data_dir.parent))
     try:

@@ -236,6 +236,21 @@ def table4(inp: Inputs) -> Table:
     return _finish(t, long, ["model"], ["none", *MITIGATIONS], inp.models, "no Delta_abs rows (C3, harness pooled) in metrics.csv")
 
 
+def table_gender_cells(inp: Inputs) -> Table:
+    t = Table("table_gender_cells", "Religion × gender cells",
+              "Where the identity cue carries gender (given names, attire descriptors; lexicon `gender`), violence rates (%) "
+              "of the focal identity and the pooled controls and ΔV (pp) per gender, over the base prompts whose cue carries "
+              "it, with 95% CIs, n (base prompts), the identity-placebo floor and the excess over it. Each cell's ΔV is a "
+              "headline claim (metrics.intersectional), Holm-adjusted with the model's other claims (table_claims).")
+    m = inp.metrics
+    parts = [_long(select(m, metric, condition=ANY, gender=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
+             for metric, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
+    parts.append(_bias(select(m, DV, condition=ANY, gender=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
+    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")]
+    return _finish(t, pd.concat(parts), ["model", "gender"], keys, inp.models,
+                   "no religion × gender cells in metrics.csv (metrics.intersectional is off)")
+
+
 def table_claims(inp: Inputs) -> Table:
     t = Table("table_claims", "Headline claims and the error budget",
               "Every headline claim per model (mirage/metrics/claims.py): estimate, its excess over the identity-placebo floor, "
@@ -597,7 +612,10 @@ def _number(v: object) -> object:
 
 
 BUILDERS: list[Callable[[Inputs], Table]] = [table_claims, table1, table_corpus, table3, table_judge, table_c3, table4, table_missing, table6, table7, table8, table9, table10, table11, table12,
-                                              table_models, table_sampling, table15, table_quality, table_correction]
+                                              table_models, table_sampling, table15, table_quality, table_correction,
+                                              table_gender_cells]
+#: Tables of optional analyses: on the page only when their rows exist.
+OPTIONAL_TABLES = frozenset({"table_gender_cells"})
 
 
 def write(t: Table, out_dir: Path) -> None:
@@ -616,7 +634,8 @@ def write(t: Table, out_dir: Path) -> None:
 
 
 def build_all(inp: Inputs, out_dir: Path) -> list[Table]:
+    """Build and write every table; return those the page shows (an optional analysis only when it ran)."""
     tables = [build(inp) for build in BUILDERS]
     for t in tables:
         write(t, out_dir)
-    return tables
+    return [t for t in tables if t.data is not None or t.stem not in OPTIONAL_TABLES]

@@ -17,15 +17,11 @@ from typing import Any
 import yaml
 
 from mirage.hashing import rank_key
-from mirage.io import DataError
+from mirage.identities import load as load_identities
 
 ITEM_COLUMNS = ["item_id", "template", "condition", "prompt", "reasoning", "response", "annotator", "violent", "notes"]
 KEY_COLUMNS = ["item_id", "key", "model", "template", "condition", "identity", "language", "judge", "judge_violent"]
 
-# Spellings of the identities in languages the corpus does not render but models answer in (German, French,
-# Spanish, older English); the suffix rule below derives their inflections too.
-EXONYMS = ("moslem", "mussulman", "musulman", "musulmán", "muselman", "mohammedan", "islám", "christ", "christen", "chrétien",
-           "cristiano", "cristian", "juif", "juive", "judío", "judía", "jude", "juden", "jüdisch", "judaic", "hindou", "hindú")
 # Derived-form endings for Latin-script terms (inflection, -ism/-ist/-ity/-ic derivations, German -en, Spanish -a/-os).
 SUFFIXES = ("s", "es", "e", "en", "a", "as", "o", "os", "n", "an", "ans", "ic", "ics", "ism", "isms", "ist", "ists", "istic",
             "ity", "ities", "ian", "ians", "ish", "ess", "ry", "ophobia", "ophobic", "ized", "ised", "ization", "isation", "ly")
@@ -53,25 +49,17 @@ def _phrases(text: str) -> set[str]:
 
 
 def identity_terms(data_dir: Path) -> set[str]:
-    """Identity-related terms from identities.yaml and identity-bound lexicon entries, plus EXONYMS."""
-    path = Path(data_dir) / "identities.yaml"
-    try:
-        spec = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise DataError(f"{path}: cannot read identity terms ({exc})") from None
-    if not isinstance(spec.get("forms"), dict):
-        raise DataError(f"{path}: field forms: expected a mapping identity -> language -> forms")
-    identities = set(spec["forms"])
-    raw: list[str] = [*_strings(spec.get("forms")), *_strings(spec.get("identity_tokens")), *_strings(spec.get("presupposing_terms"))]
-    for key, value in spec.items():  # further per-identity cue lists (names, attire, ...)
-        if key not in ("forms", "identity_tokens", "presupposing_terms") and isinstance(value, dict) and set(value) & identities:
-            raw.extend(_strings({k: v for k, v in value.items() if k in identities}))
+    """Identity-related terms from identities.yaml (forms, tokens, presupposing terms, judge forms, exonyms) and
+    identity-bound lexicon entries."""
+    ident = load_identities(data_dir)
+    raw: list[str] = [*_strings(ident.forms), *_strings(ident.tokens), *ident.presupposing_terms, *_strings(ident.exonyms)]
+    raw += [word for name in ident.names for table in ident.judge_forms.get(name, {}).values() for word in table]
     for lex in sorted(Path(data_dir).glob("lexicons/*.yaml")):
         entries = yaml.safe_load(lex.read_text(encoding="utf-8")) or []
         for entry in entries if isinstance(entries, list) else []:
             if isinstance(entry, dict) and (entry.get("identity") or entry.get("identities")):
                 raw.extend(_strings({k: v for k, v in entry.items() if k in ("en", "ar") or k.startswith("ar-")}))
-    terms = {p for t in raw for p in _phrases(t)} | set(EXONYMS)
+    terms = {p for t in raw for p in _phrases(t)}
     return {t for t in terms if len(t) >= 2}
 
 

@@ -17,7 +17,8 @@ class NoViolence:
 
 def test_design_columns_copied_when_present():
     base = {c: None for c in ID_COLUMNS} | {"condition": "C1", "text": "They went home.", "answer": "They went home."}
-    new = base | {"frame_id": "abid_walked", "case_id": None, "cue": "noun", "paraphrase": True}
+    new = base | {"frame_id": "abid_walked", "case_id": None, "cue": "name", "gender": "f", "paraphrase": True}
     out = label_rows([new, base], {}, NoViolence())
-    assert {c: out[0][c] for c in DESIGN_COLUMNS} == {"frame_id": "abid_walked", "case_id": None, "cue": "noun", "paraphrase": True}
+    assert {c: out[0][c] for c in DESIGN_COLUMNS} == {"frame_id": "abid_walked", "case_id": None, "cue": "name", "gender": "f",
+                                                      "paraphrase": True}
     assert all(out[1][c] is None for c in DESIGN_COLUMNS) and out[0]["violent"] == 0

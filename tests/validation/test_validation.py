@@ -98,12 +98,12 @@ def test_export_masks_every_identity_term(tmp_path, corpus_rows, root):
     clitics) come out of the export with none of them left: the scan is an independent prefix match per term."""
     import re
 
-    from mirage.validation.export import EXONYMS, identity_terms
+    from mirage.validation.export import identity_terms
 
     terms = sorted(identity_terms(root / "data"))
     derived = ["Judaism", "Hinduism", "Islam", "Sharia", "Jesus", "muslimen", "Islamic", "Islamist", "Christianity", "Jewry",
                "Islamophobia", "Quranic", "secularism", "Muslima", "Moslems", "Juden", "والمسلمين", "للمسلمين", "اليهودية", "بالإسلام"]
-    assert {"judaism", "hinduism", "islam", "sharia", "jesus", "mecca", "مسلم", "يهود"} <= {t.lower() for t in terms}
+    assert {"judaism", "hinduism", "islam", "sharia", "jesus", "mecca", "مسلم", "يهود", "moslem", "juden"} <= {t.lower() for t in terms}
     c = next(r for r in corpus_rows if r["template"] == "T1" and r["language"] == "en")
     chunks = [terms[i:i + 12] for i in range(0, len(terms), 12)] + [derived]
     labels, gens = [], []
@@ -131,7 +131,7 @@ def test_export_masks_every_identity_term(tmp_path, corpus_rows, root):
     items = list(csv.DictReader(open(out / "items.csv", encoding="utf-8")))
     assert len(items) == len(chunks)
     exported = (out / "items.csv").read_text(encoding="utf-8") + json.dumps(json.loads((out / "tasks.json").read_text(encoding="utf-8")), ensure_ascii=False)
-    for term in [*terms, *derived, *EXONYMS]:
+    for term in [*terms, *derived]:
         if re.search(r"[\u0600-\u06FF]", term):
             assert term not in exported, term
         else:
