@@ -112,8 +112,8 @@ def label_rows(params: Params, batches: Iterable[tuple[str, list[dict]]], data_d
                params_path: str = "params.yaml", judge_partition: str | None = None) -> tuple[list[dict], str]:
     """(label rows, judge name) for (source, view rows) batches, with the configured judge (or `judge`) built once;
     what `mirage label` writes. An LLM judge's new replies go to store partition `judge_partition` (default `judge`)."""
+    from mirage.judges.registry import build_judge
     from mirage.label.decisions import load_harnesses
-    from mirage.label.judges import build_judge
     from mirage.label.labeler import label_rows as label_views
 
     p = params.label

@@ -21,7 +21,7 @@ COMMANDS: dict[str, str] = {
     "over-time": "mirage.compare.cli:over_time",
     "judges": "mirage.compare.cli:judges",
     "validate": "mirage.validation.cli:validate",
-    "judge": "mirage.judge.cli:judge",
+    "judge": "mirage.judges.cli:judge",
     "report": "mirage.report.cli:report",
     "render": "mirage.render.cli:render",
     "probe": "mirage.probe.cli:probe",

@@ -88,7 +88,7 @@ class Params(BaseModel):
             if "judge" not in sl.model_fields_set and name in LLM_JUDGED_SLICES:  # real audits: the paper's LLM judge
                 sl.__dict__["judge"] = LLM_JUDGE
             if "judge" in sl.model_fields_set and sl.judge is not None:
-                from mirage.label.judges import OFFLINE_JUDGES, judge_members
+                from mirage.judges.registry import OFFLINE_JUDGES, judge_members
 
                 checked[f"slices.{name}.judge"] = [m for m in judge_members(sl.judge) if m not in OFFLINE_JUDGES]
         for where, names in checked.items():

@@ -149,8 +149,8 @@ def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str
     """One estimate row per LLM judge of the slice (condition `judge`): the calls `mirage label` makes labelling
     every model's samples, what they cost and, unless `whole_slice`, how many its store already holds."""
     from mirage.generate.readiness import judge_owed, planned_judge_calls
-    from mirage.label.judge import VIOLENCE_INSTRUCTIONS
-    from mirage.label.judges import judge_members
+    from mirage.judges.llm import VIOLENCE_INSTRUCTIONS
+    from mirage.judges.registry import judge_members
 
     judges = [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]
     if not judges:

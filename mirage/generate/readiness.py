@@ -170,8 +170,8 @@ def judge_conversations(params: Any, slice_name: str, data_dir: str = artefacts.
     """The conversations `mirage label` would send the slice's LLM judge for every model's views on disk (None when
     some view is absent: then they cannot be known before generation)."""
     from mirage.io import read_jsonl
+    from mirage.judges.llm import LLMJudge
     from mirage.label.decisions import load_harnesses
-    from mirage.label.judge import LLMJudge
     from mirage.label.labeler import REQUIRED, label_rows
 
     paths = [Path(v) for m in getattr(params.slices, slice_name).models for v in artefacts.views(params.render, m, slice_name)]
@@ -208,8 +208,8 @@ def planned_judge_calls(params: Any, slice_name: str, by_cond: Mapping[str, list
 
 def gold_conversations(params: Any, data_dir: str = artefacts.DATA) -> list[list[dict]]:
     """The conversations `mirage judge eval` sends an LLM judge on the named gold sets (its warm-up included)."""
-    from mirage.judge.gold import read_gold
-    from mirage.label.judge import violence_conversation
+    from mirage.judges.eval.gold import read_gold
+    from mirage.judges.llm import violence_conversation
 
     texts = ["Warm-up."] + [it.text for path in artefacts.judge_gold_sets(data_dir)
                             for it in read_gold(path, data_dir, params.limits)]
@@ -252,7 +252,7 @@ def judge_needs(params: Any, slice_name: str, store_of: Callable[[str], str] = a
                 environ: Mapping[str, str] | None = None, data_dir: str = artefacts.DATA) -> list[Need]:
     """What each LLM judge of the slice (slices.SLICE.judge; a jury's registry members) that may not send owes: the
     calls `mirage label` would make that its store lacks (judge_owed)."""
-    from mirage.label.judges import judge_members
+    from mirage.judges.registry import judge_members
 
     today = today or dt.date.today()
     environ = os.environ if environ is None else environ

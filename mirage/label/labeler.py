@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from mirage.io import DataError
+from mirage.judges.refusal import is_refusal
 from mirage.label.decisions import Harness, parse_choice, parse_score
 from mirage.label.pathways import tag_pathways
-from mirage.label.refusal import is_refusal
 from mirage.protocol import COMPLETION_CONDITIONS
 
 ID_COLUMNS: tuple[str, ...] = (

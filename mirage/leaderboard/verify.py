@@ -125,7 +125,7 @@ def _check_registry(m: Manifest, params: Params) -> None:
 def _check_judge_allowed(m: Manifest, params: Params) -> None:
     """The verifier calls no model the operator did not configure: a judge that is not offline must be (a member of)
     this board's own `label.judge`."""
-    from mirage.label.judges import OFFLINE_JUDGES, judge_members
+    from mirage.judges.registry import OFFLINE_JUDGES, judge_members
 
     allowed = {*OFFLINE_JUDGES, *judge_members(params.label.judge)}
     for name in judge_members(m.judge.name):

@@ -18,7 +18,7 @@ from mirage.config.slices import LLM_JUDGE
 from mirage.generate.estimate import build_estimate
 from mirage.generate.readiness import NotReady, check_slice
 from mirage.io import write_jsonl
-from mirage.judge.cli import judge
+from mirage.judges.cli import judge
 from mirage.label.cli import label
 from mirage.params import ParamsError, load_params, validate_params
 from mirage.protocol import DEFAULT_JUDGE
