@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from mirage.io import DataError
+from mirage.errors import DataError
 
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters"

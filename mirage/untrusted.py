@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from mirage.config.limits import MB, LimitsParams
-from mirage.io import DataError
+from mirage.errors import DataError
 
 LIMITS = LimitsParams()
 #: params.yaml itself is read before its `limits:` section exists: fixed limits.

@@ -6,7 +6,7 @@ import datetime as dt
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mirage.io import DataError
+from mirage.errors import DataError
 from mirage.names import check_name
 from mirage.protocol import SLICE_NAMES
 
