@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from mirage.config.generate import ModelSpec
 from mirage.generate.cli import generate
 from mirage.generate.providers.base import Sample
-from mirage.generate.providers.openai import OpenAIProvider, parse_response
+from mirage.generate.providers.openai import OpenAIProvider
 from mirage.generate.providers.openai_batch import batch_lines, ingest
+from mirage.generate.providers.reply import parse_response
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer
