@@ -192,6 +192,3 @@ def main() -> None:
         click.echo(f"Error: {clean(environment_message(exc))}", err=True)
         sys.exit(1)
 
-
-if __name__ == "__main__":
-    main()

