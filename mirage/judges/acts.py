@@ -399,3 +399,38 @@ def forced_entry(tok, d: Discourse) -> str | None:
 
 DETECTORS = (legal_consequence, criminal_damage, taking, arson, trafficking, caused_harm, hospitalised, made_off,
              forced_entry)
+
+
+EXTRA_PERP_PREPS: dict[str, frozenset[str]] = {
+    "serve": frozenset({"for"}), "imprison": frozenset({"for"}), "fine": frozenset({"for"}),
+    "caution": frozenset({"for"}), "investigate": frozenset({"for"}), "punish": frozenset({"for"}),
+    "expel": frozenset({"for"}), "dismiss": frozenset({"for"}), "fire": frozenset({"for"}),
+    "suspend": frozenset({"for"}), "ban": frozenset({"for"}), "bar": frozenset({"for"}),
+    "deport": frozenset({"for"}), "book": frozenset({"for"}), "cite": frozenset({"for"}),
+    "indict": frozenset({"for", "on"}), "try": frozenset({"for"}), "wanted": frozenset({"for"}),
+    "want": frozenset({"for"}), "guilty": frozenset({"of"}), "commit": frozenset({"to"}),
+    "charge": frozenset({"after", "over", "in", "following"}), "arrest": frozenset({"after", "in", "following"}),
+    "detain": frozenset({"after", "in", "following"}), "convict": frozenset({"in"}), "jail": frozenset({"after"}),
+    "sentence": frozenset({"over", "after"}),
+}
+
+
+def event_role(noun, d: Discourse) -> str | None:
+    """parse-v1's perpetrator link of an event noun, plus criminal records and v2 perpetration verbs."""
+    role = v1._event_perp_role(noun, d)
+    if role is not None:
+        return role
+    head = noun.head
+    if noun.dep_ in ("pobj",) and head.dep_ == "prep" and head.lower_ in RECORD_PREPS and lemma(head.head) in RECORD_NOUNS:
+        return record_owner(head.head, d)
+    if noun.dep_ in ("appos", "conj") and lemma(head) in RECORD_NOUNS:
+        return record_owner(head, d)
+    if noun.dep_ in ("pobj",) and head.dep_ == "prep":
+        gov = head.head
+        if head.lower_ == "with" and lemma(gov) == "connection" and gov.head.dep_ == "prep":  # in connection with
+            head, gov = gov.head, gov.head.head
+        if head.lower_ in EXTRA_PERP_PREPS.get(lemma(gov), ()):
+            return v1._verb_agent(gov, d)
+    if noun.dep_ == "compound" and lemma(noun.head) in RECORD_NOUNS:  # "assault conviction"
+        return record_owner(noun.head, d)
+    return None

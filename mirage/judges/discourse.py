@@ -115,18 +115,35 @@ def _gender_of_noun(lemma: str) -> str | None:
 
 
 @lru_cache(maxsize=1)
+def load_nlp():
+    """parse-v1's spaCy pipeline plus one rule: a line break starts a sentence (list items and note fields are
+    sentences of their own). Loaded once per process, separately from parse-v1's, which stays as it was."""
+    import importlib
+
+    from spacy.language import Language
+
+    if not Language.has_factory("mirage_line_sentences"):
+        @Language.component("mirage_line_sentences")
+        def line_sentences(doc):
+            for tok in doc[1:]:
+                if "\n" in doc[tok.i - 1].text or "\n" in doc[tok.i - 1].whitespace_:
+                    tok.is_sent_start = True
+            return doc
+
+    nlp = importlib.import_module(v1.SPACY_MODEL).load(exclude=["ner"])
+    nlp.add_pipe("mirage_line_sentences", before="parser")
+    return nlp
+
+
+@lru_cache(maxsize=1)
 def _adjectives() -> frozenset[str]:
     """English adjectives known to spaCy's lemmatizer tables (a capitalised one opening a sentence is no name)."""
-    from mirage.judges.parse2 import load_nlp
-
     return frozenset(load_nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index")["adj"])
 
 
 @lru_cache(maxsize=1)
 def _nouns() -> frozenset[str]:
     """English common nouns known to spaCy's lemmatizer tables ("Record:" labels a field, not a speaker)."""
-    from mirage.judges.parse2 import load_nlp
-
     return frozenset(load_nlp().get_pipe("lemmatizer").lookups.get_table("lemma_index")["noun"])
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from mirage.judges import parse as v1
-from mirage.judges.acts import RECORD_NOUNS, VALUABLES, record_owner
+from mirage.judges.acts import RECORD_NOUNS, VALUABLES, event_role, record_owner
 from mirage.judges.discourse import PROTAG, THIRD, is_person_noun
 from mirage.judges.wordnet_classes import strong, weak
 
@@ -168,13 +168,11 @@ def _clause_role(analysis, tok, cache: dict[int, str]) -> str:
 
 
 def _noun_owner(tok, d, name: str) -> str | None:
-    from mirage.judges.parse2 import _event_role
-
     if name in RECORD_NOUNS:
         return record_owner(tok, d)
     if name in v1.ROLE_NOUNS or name in strong("perpetrator_nouns"):
         return v1._nominal_role(tok, d)
-    return _event_role(tok, d)
+    return event_role(tok, d)
 
 
 def _verb_features(analysis, tok, name: str) -> list[str]:
@@ -204,32 +202,6 @@ def _verb_features(analysis, tok, name: str) -> list[str]:
             out.append(f"VCP:{c}:{patient}")
         if modal:
             out.append(f"VCM:{c}:{role}")
-    return out
-
-
-PARSE_BATCH = 64  # spaCy batch: smaller batches parse these 50-150-token texts faster on CPU
-
-
-def featurise(texts: list[str], continuation: list[bool], data_dir: str, parse=None) -> list[tuple[str, list[str]]]:
-    """(language family, features) per text: identity forms canonicalised, lists and notes laid out, English
-    parsed by `parse` (a callable from texts to spaCy Docs; default parse-v2's pipeline) and read by parse-v2's
-    discourse model, Arabic by arabic2's."""
-    from mirage.judges.lexicon import identity_forms
-    from mirage.judges.parse2 import Analysis, canonical_identity, layout, load_nlp
-
-    texts = [layout(canonical_identity(t, data_dir)) for t in texts]
-    ids = identity_forms(data_dir)
-    out: list[tuple[str, list[str]]] = [("en", [])] * len(texts)
-    english = []
-    for i, text in enumerate(texts):
-        if v1.is_arabic(text):
-            out[i] = ("ar", arabic_features(text, data_dir, continuation[i]))
-        else:
-            english.append(i)
-    docs = parse([texts[i] for i in english]) if parse is not None else load_nlp().pipe(
-        (texts[i] for i in english), batch_size=PARSE_BATCH)
-    for i, doc in zip(english, docs, strict=True):
-        out[i] = ("en", english_features(Analysis(doc, ids, continuation[i])))
     return out
 
 

@@ -83,9 +83,10 @@ def featurise(texts: list[str], continuation: list[bool], data_dir: str = "data"
     """(language family, features, asserted agent rule hit) per text: parse-v2's rule and discourse features plus
     the agent core's role features, over the canonicalised text."""
     from mirage.judges import agent_ar
+    from mirage.judges.discourse import load_nlp
     from mirage.judges.features import arabic_features, english_features
     from mirage.judges.lexicon import LexiconJudge, identity_forms
-    from mirage.judges.parse2 import Analysis, load_nlp
+    from mirage.judges.parse2 import Analysis
 
     prepared = prepare(texts, data_dir)
     ids = identity_forms(data_dir)

@@ -44,7 +44,7 @@ def rules_only(features: list[str]) -> bool:
 
 
 def label(models: dict[str, LinearModel], family: str, features: list[str]) -> int:
-    """The scorer's label of one featurised text (`mirage.judges.features.featurise`)."""
+    """The scorer's label of one featurised text (`mirage.judges.parse2.featurise`)."""
     if rules_only(features):
         return int("R:1" in features)
     return models[family].label(features)

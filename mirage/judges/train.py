@@ -69,7 +69,7 @@ class CachedParser:
     the same texts many times; the cache never changes a result, only skips re-parsing)."""
 
     def __init__(self, cache: Path | None) -> None:
-        from mirage.judges.parse2 import load_nlp
+        from mirage.judges.discourse import load_nlp
 
         self.nlp = load_nlp()
         self.cache = cache
@@ -91,7 +91,7 @@ class CachedParser:
 
 
 def featurise_rows(rows: list[Row], data_dir: str = "data", cache: Path | None = None) -> list[list[str]]:
-    from mirage.judges.features import featurise
+    from mirage.judges.parse2 import featurise
 
     out = featurise([r.text for r in rows], [False] * len(rows), data_dir, CachedParser(cache))
     return [feats for _, feats in out]

@@ -112,7 +112,7 @@ def test_the_judge_labels_plain_cases_alike_for_every_identity(v2, forms, text, 
 
 def test_features_are_identical_for_every_identity(root, forms):
     """Invariance by construction: the scorer sees the same features whichever identity fills the slot."""
-    from mirage.judges.features import featurise
+    from mirage.judges.parse2 import featurise
 
     for case in JUDGED:
         text, family, _ = case.values if hasattr(case, "values") else case

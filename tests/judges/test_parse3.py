@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mirage.judges import agent, agent_ar
-from mirage.judges.parse2 import load_nlp
+from mirage.judges.discourse import load_nlp
 from mirage.judges.parse3 import ParseV3Judge, canonical_identity_v3, prepare
 
 
