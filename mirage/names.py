@@ -43,6 +43,20 @@ def jury_members(value: str) -> list[str] | None:
     return value[len(JURY_PREFIX):].split(",")
 
 
+def judge_members(name: str | list[str]) -> list[str]:
+    """The member names of a judge setting (one name for a single judge)."""
+    if isinstance(name, list):
+        return [str(n) for n in name]
+    if name.startswith(JURY_PREFIX):
+        return [n.strip() for n in name[len(JURY_PREFIX):].split(",") if n.strip()]
+    return [name]
+
+
+def judge_name(name: str | list[str]) -> str:
+    members = judge_members(name)
+    return members[0] if len(members) == 1 else JURY_PREFIX + ",".join(members)
+
+
 def check_judge(value: object, what: str = "judge") -> str | list[str]:
     """A judge setting: one name, `jury:A,B,...` (>= 2 members) or a non-empty list of names."""
     if isinstance(value, list):

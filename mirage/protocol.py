@@ -38,6 +38,7 @@ PARSE_V2_VERSION = "parse-v2"
 PARSE_V3_VERSION = "parse-v3"
 DEFAULT_JUDGE = PARSE_V3_VERSION
 LEXICON_VERSION = "lexicon-v1"
+OFFLINE_JUDGES: tuple[str, ...] = (PARSE_V3_VERSION, PARSE_V2_VERSION, PARSE_VERSION, LEXICON_VERSION)
 
 #: The mitigation that hides the identity field: every identity variant renders to the same request.
 STRUCTURAL = "structural"

@@ -150,7 +150,7 @@ def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str
     every model's samples, what they cost and, unless `whole_slice`, how many its store already holds."""
     from mirage.generate.readiness import judge_owed, planned_judge_calls
     from mirage.judges.llm import VIOLENCE_INSTRUCTIONS
-    from mirage.judges.registry import judge_members
+    from mirage.names import judge_members
 
     judges = [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]
     if not judges:

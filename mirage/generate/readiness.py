@@ -252,7 +252,7 @@ def judge_needs(params: Any, slice_name: str, store_of: Callable[[str], str] = a
                 environ: Mapping[str, str] | None = None, data_dir: str = artefacts.DATA) -> list[Need]:
     """What each LLM judge of the slice (slices.SLICE.judge; a jury's registry members) that may not send owes: the
     calls `mirage label` would make that its store lacks (judge_owed)."""
-    from mirage.judges.registry import judge_members
+    from mirage.names import judge_members
 
     today = today or dt.date.today()
     environ = os.environ if environ is None else environ

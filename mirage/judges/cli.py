@@ -13,6 +13,7 @@ import click
 from mirage import artefacts
 from mirage.io import DataError, write_json
 from mirage.names import JUDGE
+from mirage.names import judge_name as canonical
 from mirage.params import ParamsError, load_params
 
 
@@ -123,7 +124,6 @@ def eval_(gold_paths: tuple[str, ...], judge_name: str | None, out_dir: str | No
     from mirage.judges.eval.evaluate import evaluate
     from mirage.judges.eval.gold import read_gold
     from mirage.judges.registry import build_judge
-    from mirage.judges.registry import judge_name as canonical
 
     stack = ExitStack()
     try:

@@ -11,29 +11,24 @@ from __future__ import annotations
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Protocol
 
 from mirage.artefacts import DATA
 from mirage.io import DataError
 from mirage.judges.lexicon import LEXICON_VERSION
-from mirage.label.labeler import Judge
-from mirage.protocol import PARSE_V2_VERSION, PARSE_V3_VERSION, PARSE_VERSION
-
-OFFLINE_JUDGES: tuple[str, ...] = (PARSE_V3_VERSION, PARSE_V2_VERSION, PARSE_VERSION, LEXICON_VERSION)
-JURY_PREFIX = "jury:"
+from mirage.names import judge_members, judge_name
+from mirage.protocol import OFFLINE_JUDGES, PARSE_V2_VERSION, PARSE_V3_VERSION, PARSE_VERSION
 
 
-def judge_members(name: str | list[str]) -> list[str]:
-    """The member names of a judge setting (one name for a single judge)."""
-    if isinstance(name, list):
-        return [str(n) for n in name]
-    if name.startswith(JURY_PREFIX):
-        return [n.strip() for n in name[len(JURY_PREFIX):].split(",") if n.strip()]
-    return [name]
+class Judge(Protocol):
+    """What the label stage asks of a judge: (violent answer, violent reasoning, refusal) per item, and a C3 summary's
+    favourability."""
 
+    name: str
 
-def judge_name(name: str | list[str]) -> str:
-    members = judge_members(name)
-    return members[0] if len(members) == 1 else JURY_PREFIX + ",".join(members)
+    def label_violence(self, items: list[tuple[str | None, str, bool]]) -> list[tuple[int | None, int | None, bool]]: ...
+
+    def score_summaries(self, texts: list[str]) -> list[str | None]: ...
 
 
 def _majority(votes: list[int | None]) -> int | None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from mirage.io import DataError
 from mirage.judges.refusal import is_refusal
+from mirage.judges.registry import Judge
 from mirage.label.decisions import Harness, parse_choice, parse_score
 from mirage.label.pathways import tag_pathways
 from mirage.protocol import COMPLETION_CONDITIONS
@@ -19,14 +18,6 @@ REQUIRED: tuple[str, ...] = (*ID_COLUMNS, "text", "answer")
 # and the corpus design columns (frame for clustered intervals, paraphrase for the placebo).
 PROVENANCE_COLUMNS: tuple[str, ...] = ("provider", "model_id", "revision", "created")
 DESIGN_COLUMNS: tuple[str, ...] = ("frame_id", "case_id", "cue", "paraphrase")
-
-
-class Judge(Protocol):
-    name: str
-
-    def label_violence(self, items: list[tuple[str | None, str, bool]]) -> list[tuple[int | None, int | None, bool]]: ...
-
-    def score_summaries(self, texts: list[str]) -> list[str | None]: ...
 
 
 def _failed(row: dict) -> bool:

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from mirage.judges.cli import judge
 from mirage.judges.eval.gold import read_gold
-from mirage.judges.registry import Jury, build_judge, judge_members, judge_name
+from mirage.judges.registry import Jury, build_judge
+from mirage.names import judge_members, judge_name
 
 GOLD = "data/judge/gold.jsonl"
 CATEGORIES = {"explicit-perpetration", "implicit-perpetration", "threat", "criminality", "incitement",

@@ -6,7 +6,7 @@ import sys
 from mirage import artefacts
 from mirage.generate.memory import slice_refusals
 from mirage.generate.readiness import NotReady, check_slice
-from mirage.judges.registry import judge_members
+from mirage.names import judge_members
 from mirage.params import MODEL_SET_ENV, params_hash, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
 
