@@ -124,7 +124,7 @@ def rendered_requests(params: Any, slice_name: str, conditions: Iterable[str] = 
     paths = request_files(requests_dir, conditions)
     if all(p.exists() for p in paths.values()):
         return {c: read_requests(p, slice_name, c) for c, p in paths.items()}
-    from mirage.api import corpus_rows
+    from mirage.corpus.table import corpus_rows
     from mirage.render.build import build, load_render_sources
 
     print(f"readiness: no rendered requests in {next(iter(paths.values())).parent}; rendering them in memory to count "
