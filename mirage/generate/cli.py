@@ -209,8 +209,8 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
     import datetime as dt
     import os
 
+    from mirage.estimate import build_estimate, format_table
     from mirage.generate.calibrate import applicable, measure, read_calibration, write_calibration
-    from mirage.generate.estimate import build_estimate, format_table
     from mirage.generate.readiness import send_blockers
     from mirage.io import write_json
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from mirage import artefacts
 from mirage.config.slices import LLM_JUDGE
-from mirage.generate.estimate import build_estimate
+from mirage.estimate import build_estimate
 from mirage.generate.readiness import NotReady, check_slice
 from mirage.io import write_jsonl
 from mirage.judges.cli import judge
