@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "render": "mirage.render.cli:render",
     "probe": "mirage.probe.cli:probe",
     "generate": "mirage.generate.cli:generate",
-    "estimate": "mirage.generate.cli:estimate",
+    "estimate": "mirage.estimate:estimate",
     "dvc-yaml": "mirage.dvc_yaml:dvc_yaml",
     "devices": "mirage.devices:devices",
     "audit": "mirage.audit:audit",

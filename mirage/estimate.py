@@ -27,14 +27,22 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import click
 
 from mirage import artefacts
 from mirage.config.generate import ModelSpec
+from mirage.errors import DataError
+from mirage.generate.cli import model_spec
 from mirage.generate.memory import MemoryPlan, format_plans, plan_models
-from mirage.generate.readiness import RETIRED, UNPINNED, rendered_requests, request_files, send_blockers, status
+from mirage.generate.readiness import RETIRED, UNPINNED, request_files, send_blockers, status
 from mirage.generate.runner import VOCABULARY, GenerationRun, is_two_turn, settings_for
-from mirage.protocol import CONDITIONS
+from mirage.names import NAME
+from mirage.params import ParamsError, load_params
+from mirage.protocol import CONDITIONS, SLICE_NAMES
+from mirage.readiness import rendered_requests
 
 
 def token_counter(spec: ModelSpec, chars_per_token: float) -> tuple[Callable[[dict], int], str]:
@@ -148,9 +156,9 @@ def judge_rows(params: Any, slice_name: str, names: list[str], by_cond: dict[str
                whole_slice: bool, environ: Any, today: dt.date) -> list[dict[str, Any]]:
     """One estimate row per LLM judge of the slice (condition `judge`): the calls `mirage label` makes labelling
     every model's samples, what they cost and, unless `whole_slice`, how many its store already holds."""
-    from mirage.generate.readiness import judge_owed, planned_judge_calls
     from mirage.judges.llm import VIOLENCE_INSTRUCTIONS
     from mirage.names import judge_members
+    from mirage.readiness import judge_owed, planned_judge_calls
 
     judges = [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]
     if not judges:
@@ -212,3 +220,106 @@ def format_table(result: dict[str, Any]) -> str:
     plans = format_plans([MemoryPlan(**m) for m in result.get("memory", [])])
     return "\n".join([head, fmt.format(*cols)] + [fmt.format(*r) for r in rows]
                      + [result["assumptions"]["note"]] + ([plans] if plans else []))
+
+
+@click.command()
+@click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="lite", show_default=True)
+@click.option("--models", "models", multiple=True, type=NAME, help="Registry names (repeatable; default: the slice's models).")
+@click.option("--calibrate", is_flag=True, help="First measure each model's output tokens/s: generate.calibration_samples short "
+              "real requests through its provider (local model, vllm, or any OpenAI-compatible/Anthropic server) at its "
+              "configured concurrency, stored nowhere but in --calibration. Needs the model's server or API key.")
+@click.option("--calibration", "calibration_path", type=click.Path(dir_okay=False), default=artefacts.calibration(), show_default=True,
+              help="Measured throughputs per model: written by --calibrate, reused by every later estimate (column source = "
+              "measured) while the model's provider, model_id, revision and base_url are unchanged.")
+@click.option("--requests-dir", type=click.Path(file_okay=False), default=artefacts.requests_dir(), show_default=True,
+              help="Folder of {condition}.jsonl.")
+@click.option("--model-set", help="Plan this named model set (params.yaml `model_sets:`, e.g. paper or current) instead of "
+              "the slice's models (same as `mirage --model-set NAME estimate`).")
+@click.option("--stores", type=click.Path(file_okay=False), default=artefacts.generations_dir(), show_default=True,
+              help="Folder of the models' stores ({stores}/{model}/store): calls already stored are not counted.")
+@click.option("--whole-slice", is_flag=True, help="Plan every call of the slice as if no store held any and leave out the "
+              "status (what the workflow records for the report: the same on every machine).")
+@click.option("--out", type=click.Path(dir_okay=False), help=f"Output JSON.  [default: {artefacts.estimate('{slice}')}]")
+@click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
+@click.option("--power", is_flag=True, help="Instead: for each headline bias claim (ΔV per condition, Δ signed pooled and per "
+              "harness) the power of the report's own decision (its frame-level relabelling test at Holm's alpha / m over the "
+              "slice's m claims) at --target-effect, the minimum detectable effect at 80 % power and the base prompts "
+              "--target-effect needs, simulated from the slice's frames (docs/metrics.md, \"Power planning\").")
+@click.option("--pilot", type=click.Path(dir_okay=False, exists=True), help="--power: a pilot's per_prompt.csv (`mirage metrics`): "
+              "rates and heterogeneity (frame, base, frame x identity, base x identity sds) are estimated from it.")
+@click.option("--base-rate", type=click.FloatRange(0, 1), help="--power: C1/C2 violence rate.  [default: pilot, else 0.2]")
+@click.option("--favourability", type=click.FloatRange(0, 1), help="--power: C3 mean decision score.  [default: pilot, else 0.6]")
+@click.option("--frame-sd", type=click.FloatRange(0, 1), help="--power: sd of the frame effect.  [default: pilot, else 0]")
+@click.option("--frame-identity-sd", type=click.FloatRange(0, 1),
+              help="--power: sd of the frame x identity effect (identity effects that vary by frame).  [default: pilot, else 0]")
+@click.option("--base-sd", type=click.FloatRange(0, 1), help="--power: sd of the base-prompt effect.  [default: pilot, else 0.15]")
+@click.option("--base-identity-sd", type=click.FloatRange(0, 1), help="--power: sd of the base x identity effect.  [default: pilot, else 0]")
+@click.option("--refusals/--no-refusals", default=None, help="--power: count the refusal and unparseable gaps among the "
+              "claims (they are tested when any sample is refused).  [default: whether the pilot has refusals, else yes]")
+@click.option("--target-effect", type=click.FloatRange(0, 1, min_open=True), default=0.05, show_default=True,
+              help="--power: effect (0-1 scale; 0.05 = 5 pp) whose power and base-prompt requirement are reported.")
+@click.option("--versus", is_flag=True, help="--power: plan telling two runs apart instead (`mirage compare A B`): the effect "
+              "is the difference A − B of a claim, tested by swapping A and B within frames; 'how many base prompts do I "
+              "need to tell A from B by d pp' is the last column at --target-effect d.")
+def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibration_path: str, requests_dir: str,
+             model_set: str | None, stores: str, whole_slice: bool, out: str | None, params_path: str, power: bool,
+             pilot: str | None, base_rate: float | None, favourability: float | None, frame_sd: float | None,
+             frame_identity_sd: float | None, base_sd: float | None, base_identity_sd: float | None,
+             refusals: bool | None, target_effect: float, versus: bool) -> None:
+    """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
+    expected GPU-hours, API cost, local time and API/server wall time. Never refuses to plan: every model's rows
+    carry a `status`: cached (its store holds every call), sendable, needs key (its key variable is unset),
+    retired: release only (its snapshot is shut down) or not pinned; tokens, cost and time count only the calls
+    still to send (`to_send`), none where the model cannot send. Times use each model's throughput (column
+    `throughput`, tok/s) and say where it comes from (column `source`): measured (--calibrate, now or in an
+    earlier run), assumed (registry throughput_tok_s) or none. A calibration with a failed request writes
+    nothing and exits 1. With --power: what the slice can detect (docs/metrics.md, "Power planning")."""
+    from mirage.generate.calibrate import applicable, measure, read_calibration, write_calibration
+    from mirage.io import write_json
+
+    try:
+        params = load_params(params_path, model_set=model_set)
+        names = list(models) or getattr(params.slices, slice_name).models
+        if power:
+            from mirage.metrics.power import power_report
+
+            overrides = dict(rate=base_rate, favourability=favourability, frame_sd=frame_sd,
+                             frame_identity_sd=frame_identity_sd, base_sd=base_sd, base_identity_sd=base_identity_sd)
+            result = power_report(params, slice_name, requests_dir, target_effect, pilot=pilot, overrides=overrides,
+                                  refusals=refusals, versus=versus)
+            path = Path(out or artefacts.power(slice_name))
+            write_json(path, result)
+            click.echo(result["table"])
+            click.echo(f"wrote {path}")
+            return
+        for n in names:
+            model_spec(params, n)
+        calibration = read_calibration(calibration_path)
+        if calibrate:  # sends: every calibrated model must be able to
+            blocked = [f"{n}: {'; '.join(b.values())}" for n in names
+                       if (b := send_blockers(n, params.models[n], dt.date.today(), os.environ))]
+            if blocked:
+                raise RuntimeError(f"--calibrate sends requests, and these models cannot: {'; '.join(blocked)}")
+            measured, failed = {}, []
+            for n in names:
+                try:
+                    measured[n] = m = measure(n, params.models[n], params.generate)
+                except RuntimeError as exc:
+                    failed.append(str(exc))
+                    continue
+                click.echo(f"calibrated {n}: {m['tok_s']} tok/s at concurrency {m['concurrency']} "
+                           f"({m['per_stream_tok_s']} tok/s per stream; {m['tokens_out']} tokens in {m['wall_s']} s)")
+            if failed:
+                raise RuntimeError(f"calibration failed, nothing written: {'; '.join(failed)}")
+            write_calibration(calibration_path, measured)
+            calibration.update(measured)
+            click.echo(f"wrote {calibration_path}")
+        calibration = {n: e for n, e in calibration.items() if n in names and applicable(e, params.models[n])}
+        result = build_estimate(params, slice_name, names, requests_dir, calibration, stores, whole_slice)
+        result["model_set"] = None if models else params.model_set_of(slice_name)
+    except (ParamsError, DataError, RuntimeError) as exc:
+        raise click.ClickException(str(exc)) from None
+    path = Path(out or artefacts.estimate(slice_name))
+    write_json(path, result)
+    click.echo(format_table(result))
+    click.echo(f"wrote {path}")
