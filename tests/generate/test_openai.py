@@ -14,7 +14,7 @@ from mirage.generate.cli import generate
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.openai import OpenAIProvider
 from mirage.generate.providers.openai_batch import batch_lines, ingest
-from mirage.generate.providers.reply import parse_response
+from mirage.generate.providers.openai_reply import parse_response
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer

@@ -24,6 +24,7 @@ from mirage.generate.providers import reply as check
 from mirage.generate.providers._async import run_bounded
 from mirage.generate.providers._http import Failed, HttpClient, StreamCut, reply_cap
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample
+from mirage.generate.providers.openai_reply import parse_response
 
 OPENAI_URL = "https://api.openai.com/v1"
 
@@ -108,7 +109,7 @@ class OpenAIProvider(Provider):
                 return Result.failure(exc.error, request_id=exc.request_id, cause=exc.cause)
             except check.Malformed as exc:
                 return Result.failure(f"malformed response: {exc}", request_id=rid)
-            result = check.parse_response(data, request_id=reply.request_id, max_tokens=s.max_tokens)
+            result = parse_response(data, request_id=reply.request_id, max_tokens=s.max_tokens)
             result.queue_s, result.generation_s = reply.queue_s, reply.generation_s
             return self.check_served(result)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mirage.generate.providers.base import OnResult, Result, Sample
-from mirage.generate.providers.reply import parse_response
+from mirage.generate.providers.openai_reply import parse_response
 from mirage.io import write_json
 
 TERMINAL = {"completed", "failed", "expired", "cancelled"}

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from mirage.config.limits import LimitsParams
-from mirage.generate.providers.base import Result, normalise_finish
 
 MAX_TOKEN_COUNT = 100_000_000
 CHARS_PER_TOKEN = LimitsParams.model_fields["chars_per_token"].default
@@ -88,37 +87,3 @@ def _kind(value: Any) -> str:
         return "NaN"
     names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "an object"}
     return names.get(type(value), type(value).__name__)
-
-
-def parse_response(data: dict[str, Any], latency_s: float = 0.0, request_id: str | None = None,
-                   max_tokens: int | None = None) -> Result:
-    """Chat or text completion JSON -> Result, every field checked (the checks above); a reply
-    that breaks the protocol is a failed call, a refusal is `refusal`."""
-    try:
-        choices = array(data.get("choices"), "choices")
-        if not choices:
-            raise Malformed("choices is empty")
-        choice = obj(choices[0], "choices[0]")
-        usage = obj(data.get("usage"), "usage", optional=True)
-        tokens_in, tokens_out = count(usage, "prompt_tokens", "usage"), count(usage, "completion_tokens", "usage")
-        if "message" in choice:
-            msg = obj(choice["message"], "choices[0].message")
-            where = "choices[0].message"
-            text = string(msg, "content", where) or ""
-            reasoning = string(msg, "reasoning_content", where) or string(msg, "reasoning", where)
-            refusal = string(msg, "refusal", where)
-        elif "text" in choice:
-            text, reasoning, refusal = string(choice, "text", "choices[0]") or "", None, None
-        else:
-            raise Malformed("choices[0] has neither message nor text")
-        finish_reason = string(choice, "finish_reason", "choices[0]")
-        response_id = string(data, "id", "reply")
-        fingerprint = string(data, "system_fingerprint", "reply")
-        served = string(data, "model", "reply")
-        within_budget(max_tokens, text, reasoning, refusal)
-    except Malformed as exc:
-        return Result.failure(f"malformed response: {exc}", latency_s, request_id)
-    finish = "refusal" if refusal else normalise_finish(finish_reason)
-    return Result(text=text or (refusal or ""), reasoning=reasoning, finish_reason=finish, tokens_in=tokens_in,
-                  tokens_out=tokens_out, latency_s=latency_s, provider_request_id=request_id or response_id,
-                  system_fingerprint=fingerprint, served_model=served, extra={"response_id": response_id})
