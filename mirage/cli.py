@@ -9,6 +9,7 @@ import sys
 import click
 
 from mirage import __version__
+from mirage.untrusted import clean
 
 # name -> "module:attribute" of a click command. Stages are imported lazily so that
 # `mirage corpus` never imports torch or an API SDK.
@@ -32,15 +33,6 @@ COMMANDS: dict[str, str] = {
     "audit": "mirage.audit:audit",
     "leaderboard": "mirage.leaderboard.cli:leaderboard",
 }
-
-
-def clean(message: str) -> str:
-    """The one exit point of error messages: keys redacted (mirage.secrets.public) and control characters of
-    untrusted text replaced (mirage.untrusted.printable)."""
-    from mirage.secrets import public
-    from mirage.untrusted import printable
-
-    return printable(public(message), newlines=True)
 
 
 class BadInput(click.ClickException):
