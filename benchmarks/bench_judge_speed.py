@@ -20,7 +20,7 @@ from mirage import artefacts
 
 
 def main() -> None:
-    from mirage.label.judges import build_judge
+    from mirage.judges.registry import build_judge
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=800)

@@ -14,8 +14,8 @@ import argparse
 from pathlib import Path
 
 from mirage import artefacts
-from mirage.label import train as T
-from mirage.label.scorer import LinearModel, label
+from mirage.judges import train as T
+from mirage.judges.scorer import LinearModel, label
 
 VARIANTS = {
     "words": {"bow"},

@@ -17,9 +17,6 @@ from a notebook sends nothing new. Errors are `mirage.io.DataError` / `mirage.pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from contextlib import ExitStack
-
 import pandas as pd
 
 from mirage import artefacts
@@ -34,46 +31,10 @@ def records(frame: pd.DataFrame) -> list[dict]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
-def built_rows(params: Params, sources, private_dir: str | None = None) -> list[dict]:
-    """The prompt rows before validation: built, split (lite/dev, and the held-out test split from `private_dir`),
-    with paraphrase placebos for the lite base prompts."""
-    from mirage.corpus import splits
-    from mirage.corpus.build import add_paraphrases, build_rows
-
-    p = params.corpus
-    rows = build_rows(sources, p)
-    splits.assign_splits(rows, p.lite_fraction, p.seed)
-    add_paraphrases(rows, sources, p)
-    private = splits.private_dir(private_dir)
-    if private is not None:
-        rows += splits.held_out_rows(sources, p, rows, private)
-    return rows
-
-
-def corpus_validator(params: Params, sources):
-    """The Stage-2 validator for these sources and identities."""
-    from mirage.corpus.validate import Validator
-
-    return Validator(sources.identity_tokens, sources.presupposing_terms, sources.identity_forms, params.corpus.identities,
-                     sources.cue_forms(), sources.given_names())
-
-
-def corpus_rows(params: Params, data_dir: str = artefacts.DATA, private_dir: str | None = None) -> list[dict]:
-    """The validated prompt rows; raises DataError listing every pair the Stage-2 validator rejects."""
-    from mirage.corpus import splits
-    from mirage.corpus.sources import load_sources
-
-    sources = load_sources(data_dir)
-    rows = built_rows(params, sources, private_dir)
-    splits.check_disjoint(rows, "built corpus")
-    issues = corpus_validator(params, sources).check(rows)
-    if issues:
-        raise DataError(f"built corpus: {len(issues)} rejected item(s):\n" + "\n".join(f"  rejected {i}" for i in issues))
-    return rows
-
-
 def corpus(params: Params, data_dir: str = artefacts.DATA, private_dir: str | None = None) -> pd.DataFrame:
     """The prompt table (`mirage corpus` writes it as JSONL)."""
+    from mirage.corpus.table import corpus_rows
+
     return pd.DataFrame(corpus_rows(params, data_dir, private_dir))
 
 
@@ -124,39 +85,17 @@ def generate(params: Params, model: str, slice_name: str, condition: str, reques
         return pd.DataFrame(run.view())
 
 
-def label_rows(params: Params, batches: Iterable[tuple[str, list[dict]]], data_dir: str = artefacts.DATA,
-               judge: str | list[str] | None = None, judge_store: str | None = None,
-               params_path: str = "params.yaml", judge_partition: str | None = None) -> tuple[list[dict], str]:
-    """(label rows, judge name) for (source, view rows) batches, with the configured judge (or `judge`) built once;
-    what `mirage label` writes. An LLM judge's new replies go to store partition `judge_partition` (default `judge`)."""
-    from mirage.label.decisions import load_harnesses
-    from mirage.label.judges import build_judge
-    from mirage.label.labeler import label_rows as label_views
-
-    p = params.label
-    harnesses = load_harnesses(data_dir)
-    with ExitStack() as stack:
-        labeler = build_judge(judge or p.judge, stack, params_path, p.window, data_dir, p.judge_max_tokens, p.judge_batch,
-                              judge_store, judge_partition)
-        out = [row for source, views in batches for row in label_views(views, harnesses, labeler, data_dir, source=source)]
-        return out, labeler.name
-
-
 def label(params: Params, views: pd.DataFrame, data_dir: str = artefacts.DATA, judge: str | list[str] | None = None) -> pd.DataFrame:
     """Violence labels, parsed C3 decisions, refusals and CoT pathways for generation view rows."""
-    return pd.DataFrame(label_rows(params, [("views", records(views))], data_dir, judge)[0])
+    from mirage.label.labeler import label_batches
+
+    return pd.DataFrame(label_batches(params, [("views", records(views))], data_dir, judge)[0])
 
 
 def metrics(params: Params, labels: pd.DataFrame, figures=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(metrics table, per-prompt table) from label rows, with the statistics of params.metrics; with `figures`
     (mirage.metrics.correction.figures_for) that hold usable Se/Sp also the judge-error-corrected V_corrected /
     dV_corrected rows and their columns (without, the table is the one `mirage leaderboard` recomputes and verifies)."""
-    from mirage.metrics.compute import compute_metrics
+    from mirage.metrics.correction import metric_tables
 
-    if figures is None or not figures.tables:
-        return compute_metrics(labels, params.metrics)
-    from mirage.metrics.correction import Correction
-
-    correction = Correction(figures, params.metrics)
-    table, pp = compute_metrics(labels, params.metrics, correction)
-    return correction.merge(table), pp
+    return metric_tables(labels, params.metrics, figures)

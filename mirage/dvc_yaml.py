@@ -47,7 +47,7 @@ def probe_models(params: Params, slice_name: str) -> list[str]:
 
 def judge_models(params: Params, slice_name: str) -> list[str]:
     """The registry models the slice's judge names (an LLM judge, or a jury's LLM members)."""
-    from mirage.label.judges import judge_members
+    from mirage.names import judge_members
 
     return [m for m in judge_members(params.judge_of(slice_name)) if m in params.models]
 

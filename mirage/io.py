@@ -10,12 +10,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from mirage.errors import DataError
+
 #: Longest line `read_jsonl` reads (a pipeline artefact's row); a longer one is an error, never a memory blow-up.
 MAX_LINE_BYTES = 64 << 20
-
-
-class DataError(ValueError):
-    """Bad input data; the message names the file, line and field at fault."""
 
 
 def _read_umask() -> int:

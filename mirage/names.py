@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from mirage.io import DataError
+from mirage.errors import DataError
 
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}"
 NAME_RULE = "letters, digits, '.', '_' and '-', starting with a letter or digit, at most 100 characters"
@@ -41,6 +41,20 @@ def jury_members(value: str) -> list[str] | None:
     if not value.startswith(JURY_PREFIX):
         return None
     return value[len(JURY_PREFIX):].split(",")
+
+
+def judge_members(name: str | list[str]) -> list[str]:
+    """The member names of a judge setting (one name for a single judge)."""
+    if isinstance(name, list):
+        return [str(n) for n in name]
+    if name.startswith(JURY_PREFIX):
+        return [n.strip() for n in name[len(JURY_PREFIX):].split(",") if n.strip()]
+    return [name]
+
+
+def judge_name(name: str | list[str]) -> str:
+    members = judge_members(name)
+    return members[0] if len(members) == 1 else JURY_PREFIX + ",".join(members)
 
 
 def check_judge(value: object, what: str = "judge") -> str | list[str]:

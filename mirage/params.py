@@ -26,7 +26,8 @@ from mirage.config.report import ReportParams
 from mirage.config.slices import LLM_JUDGE, MODEL_SETS, SlicesParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
-from mirage.names import check_name
+from mirage.names import check_name, judge_members
+from mirage.protocol import OFFLINE_JUDGES
 
 DEFAULT_PATH = "params.yaml"
 #: Slices whose judge, when params leave it out, is the paper's LLM judge; the held-out `test` split keeps label.judge,
@@ -88,8 +89,6 @@ class Params(BaseModel):
             if "judge" not in sl.model_fields_set and name in LLM_JUDGED_SLICES:  # real audits: the paper's LLM judge
                 sl.__dict__["judge"] = LLM_JUDGE
             if "judge" in sl.model_fields_set and sl.judge is not None:
-                from mirage.label.judges import OFFLINE_JUDGES, judge_members
-
                 checked[f"slices.{name}.judge"] = [m for m in judge_members(sl.judge) if m not in OFFLINE_JUDGES]
         for where, names in checked.items():
             if unknown := [m for m in names if m not in self.models]:

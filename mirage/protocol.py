@@ -30,13 +30,14 @@ PROVIDERS: tuple[str, ...] = get_args(Provider)
 API_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
 WEIGHT_PROVIDERS: tuple[str, ...] = ("local", "vllm")
 
-#: The offline violence judges, by versioned name (mirage/label/parse3.py, parse2.py, parse.py, lexicon.py); parse-v3
+#: The offline violence judges, by versioned name (mirage/judges/parse3.py, parse2.py, parse.py, lexicon.py); parse-v3
 #: is the default (chosen on real text, leave-one-source-out), parse-v2 and parse-v1 are kept by name.
 PARSE_VERSION = "parse-v1"
 PARSE_V2_VERSION = "parse-v2"
 PARSE_V3_VERSION = "parse-v3"
 DEFAULT_JUDGE = PARSE_V3_VERSION
 LEXICON_VERSION = "lexicon-v1"
+OFFLINE_JUDGES: tuple[str, ...] = (PARSE_V3_VERSION, PARSE_V2_VERSION, PARSE_VERSION, LEXICON_VERSION)
 
 #: The mitigation that hides the identity field: every identity variant renders to the same request.
 STRUCTURAL = "structural"

@@ -33,7 +33,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
-from mirage.io import DataError
+from mirage.errors import DataError
 
 DEFAULT_KEY_ENVS: tuple[str, ...] = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY")
 MIN_SECRET_CHARS = 8

@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-from mirage.io import DataError
+from mirage.errors import DataError
 
 _WORD = re.compile(r"[^\W\d_]+")
 

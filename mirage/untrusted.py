@@ -31,7 +31,8 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from mirage.config.limits import MB, LimitsParams
-from mirage.io import DataError
+from mirage.errors import DataError
+from mirage.secrets import public
 
 LIMITS = LimitsParams()
 #: params.yaml itself is read before its `limits:` section exists: fixed limits.
@@ -140,6 +141,12 @@ def printable(text: str, newlines: bool = False) -> str:
     if not newlines:
         return _CONTROL.sub("?", text.replace("\n", " "))
     return "\n".join(_CONTROL.sub("?", line) for line in text.split("\n"))
+
+
+def clean(message: str) -> str:
+    """The one exit point of error messages: keys redacted (mirage.secrets.public) and control characters of
+    untrusted text replaced (`printable`)."""
+    return printable(public(message), newlines=True)
 
 
 # --- JSON --------------------------------------------------------------------------------------------

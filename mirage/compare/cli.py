@@ -62,7 +62,8 @@ def compare(a: str, b: str, slice_name: str, label_files: tuple[str, ...], param
     """
     from mirage.compare.paired import compare_runs
     from mirage.compare.render import figure_png, section_html
-    from mirage.compare.sides import parse_side, select
+    from mirage.compare.sides import select
+    from mirage.config.compare import parse_side
     from mirage.metrics.cli import load_labels
     from mirage.provenance import code_version
 
@@ -126,7 +127,8 @@ def over_time(name: str, label_files: tuple[str, ...], params_path: str, out_tab
 
     from mirage.compare.series import figure_png
     from mirage.compare.series import over_time as run
-    from mirage.compare.sides import parse_side, select
+    from mirage.compare.sides import select
+    from mirage.config.compare import parse_side
     from mirage.metrics.cli import load_labels
     from mirage.provenance import code_version
 
@@ -199,7 +201,8 @@ def judges(model: str, slice_name: str, label_files: tuple[str, ...], judges: tu
     import pandas as pd
 
     from mirage.compare.judges import panel, sensitivity
-    from mirage.compare.sides import Side, select
+    from mirage.compare.sides import select
+    from mirage.config.compare import Side
     from mirage.metrics.cli import load_labels
     from mirage.provenance import code_version
     from mirage.untrusted import load_json

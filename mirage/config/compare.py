@@ -1,14 +1,61 @@
-"""`compare:` section of params.yaml: the pairs the pipeline compares and the equivalence margins of the verdicts."""
+"""`compare:` section of params.yaml: the pairs the pipeline compares and the equivalence margins of the verdicts.
+
+A side is what one side of a comparison is: a model, one snapshot of it, one mitigation setting of it, or its
+completions as one judge labelled them. Syntax: `MODEL[@REVISION][/mitigation=M][/judge=J]`, e.g.
+`gpt-4o@2024-08-06`, `llama-3.3-70b/mitigation=M1`, `smollm2-135m/judge=lexicon-v1`. MODEL is a registry (or
+label-file) model name; REVISION a value of the labels' `revision` column; M a mitigation whose rows stand in for the
+side's unmitigated rows; J a value of the `judge` column (the rows a side selects: mirage/compare/sides.py).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mirage.io import DataError
-from mirage.names import check_name
+from mirage.errors import DataError
+from mirage.names import NAME_PATTERN, check_judge, check_name
 from mirage.protocol import SLICE_NAMES
+
+KEYS = ("mitigation", "judge")
+_REVISION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,99}\Z")
+
+
+@dataclass(frozen=True)
+class Side:
+    spec: str
+    model: str
+    revision: str | None = None
+    mitigation: str | None = None
+    judge: str | None = None
+
+    @property
+    def slug(self) -> str:
+        """The side as one path component (names only hold letters, digits, '.', '_' and '-')."""
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", self.spec)
+
+
+def parse_side(spec: str) -> Side:
+    """A side from its spec; a DataError naming the part that is wrong."""
+    head, *opts = str(spec).split("/")
+    model, _, revision = head.partition("@")
+    if not re.fullmatch(NAME_PATTERN, model):
+        check_name(model, f"side {spec!r}: model")
+    if "@" in head and not _REVISION.match(revision):
+        raise DataError(f"side {spec!r}: revision {revision!r} is not a revision (letters, digits, '.', '_', ':', '+', '-')")
+    found: dict[str, str] = {}
+    for opt in opts:
+        key, eq, value = opt.partition("=")
+        if not eq or key not in KEYS or key in found or not value:
+            raise DataError(f"side {spec!r}: {opt!r} is not one of /mitigation=M, /judge=J (each at most once)")
+        found[key] = value
+    if "mitigation" in found:
+        check_name(found["mitigation"], f"side {spec!r}: mitigation")
+    if "judge" in found:
+        check_judge(found["judge"], f"side {spec!r}: judge")
+    return Side(str(spec), model, revision or None, found.get("mitigation"), found.get("judge"))
 
 
 class Pair(BaseModel):
@@ -21,8 +68,6 @@ class Pair(BaseModel):
     @field_validator("a", "b")
     @classmethod
     def _side(cls, v: str) -> str:
-        from mirage.compare.sides import parse_side
-
         try:
             parse_side(v)
         except DataError as exc:

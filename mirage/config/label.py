@@ -28,7 +28,7 @@ class LabelParams(BaseModel):
     @field_validator("judge")
     @classmethod
     def _judge_names(cls, v: str | list[str]) -> str | list[str]:
-        from mirage.io import DataError
+        from mirage.errors import DataError
         from mirage.names import check_judge
 
         try:

@@ -78,7 +78,7 @@ class ProbeParams(BaseModel):
     @field_validator("fallback_models")
     @classmethod
     def _names(cls, v: dict[str, ProbeModelSpec]) -> dict[str, ProbeModelSpec]:
-        from mirage.io import DataError
+        from mirage.errors import DataError
         from mirage.names import check_name
 
         for name in v:

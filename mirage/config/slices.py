@@ -38,7 +38,7 @@ class SliceParams(BaseModel):
     @field_validator("judge")
     @classmethod
     def _judge_names(cls, v: str | list[str] | None) -> str | list[str] | None:
-        from mirage.io import DataError
+        from mirage.errors import DataError
         from mirage.names import check_judge
 
         try:

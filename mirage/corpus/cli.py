@@ -104,10 +104,10 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
       mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
       mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline
     """
-    from mirage.api import built_rows, corpus_validator
     from mirage.corpus import splits
     from mirage.corpus.sources import load_sources
     from mirage.corpus.stats import corpus_stats, stats_table, write_stats
+    from mirage.corpus.table import built_rows, corpus_validator
 
     try:
         params = load_params(params_path)

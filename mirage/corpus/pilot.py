@@ -73,7 +73,7 @@ def parse(harness: decisions.Harness, reply: str) -> str | None:
         return decisions.parse_choice(reply, harness.options)
     if harness.kind == "score":
         return decisions.parse_score(reply, harness.lo, harness.hi)
-    from mirage.label.judge import parse_summary_reply
+    from mirage.judges.llm import parse_summary_reply
 
     return parse_summary_reply(reply)
 
@@ -110,7 +110,7 @@ def run_pilot(model: str, sources: Sources, p: CorpusParams, texts: MitigationTe
                             store_dir=store_dir)
     summary_ids = [k for k, i in enumerate(items) if parsers[i.harness].kind == "summary"]
     if summary_ids:
-        from mirage.label.judge import summary_conversation
+        from mirage.judges.llm import summary_conversation
 
         ratings = complete_chat(model, [summary_conversation(replies[k]) for k in summary_ids], max_tokens=max_tokens,
                                 temperature=0.0, params_path=params_path, partition=PILOT_PARTITION,

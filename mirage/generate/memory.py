@@ -263,19 +263,6 @@ def plan_models(params: Any, names: list[str], rows_by_condition: dict[str, list
     return out
 
 
-def slice_refusals(params: Any, names: list[str], slice_name: str) -> list[str]:
-    """Refusals of the slice's open models, judged before any request is rendered (the workflow's DAG time): the
-    weights and chat template decide; the KV cache is sized for the slice's largest max_tokens alone, since each
-    generation job plans again with its own requests' bound before it loads anything."""
-    from mirage.generate.runner import settings_for
-    from mirage.protocol import CONDITIONS
-
-    sl = getattr(params.slices, slice_name)
-    bound = max(settings_for(params.generate, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS)
-    plans = [plan_model(n, params.models[n], bound) for n in names if params.models[n].provider == "vllm"]
-    return [p.refusal for p in plans if p.refusal]
-
-
 def format_plans(plans: list[MemoryPlan]) -> str:
     """The plan as text: one line per model, a refusal line under each that cannot fit."""
     if not plans:

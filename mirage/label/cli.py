@@ -37,8 +37,7 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
     and normalised to s in [0, 1], CoT pathway tags, and refusal/error flags. Failed or
     unparseable samples stay in the file with null labels so metrics can count them.
     """
-    from mirage.api import label_rows
-    from mirage.label.labeler import REQUIRED
+    from mirage.label.labeler import REQUIRED, label_batches
 
     try:
         params = load_params(params_path)
@@ -48,7 +47,7 @@ def label(model: str, slice_name: str, views: tuple[str, ...], data_dir: str, pa
             raise DataError(f"{missing[0]}: generation view not found ({len(missing)} missing); run `mirage generate` first")
         with tqdm(paths, desc=f"read {model}/{slice_name}", unit="file") as bar:
             batches = [(str(path), list(read_jsonl(path, required=REQUIRED))) for path in bar]
-        labels, judge_used = label_rows(params, batches, data_dir, judge or params.judge_of(slice_name), judge_store,
+        labels, judge_used = label_batches(params, batches, data_dir, judge or params.judge_of(slice_name), judge_store,
                                         params_path, artefacts.judge_partition(slice_name))
         out_path = Path(out or artefacts.labels(model, slice_name))
         n = write_jsonl(out_path, labels)

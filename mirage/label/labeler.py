@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Iterable
+from contextlib import ExitStack
 
+from mirage.artefacts import DATA
 from mirage.io import DataError
-from mirage.label.decisions import Harness, parse_choice, parse_score
+from mirage.judges.refusal import is_refusal
+from mirage.judges.registry import Judge, build_judge
+from mirage.label.decisions import Harness, load_harnesses, parse_choice, parse_score
 from mirage.label.pathways import tag_pathways
-from mirage.label.refusal import is_refusal
+from mirage.params import Params
 from mirage.protocol import COMPLETION_CONDITIONS
 
 ID_COLUMNS: tuple[str, ...] = (
@@ -19,14 +23,6 @@ REQUIRED: tuple[str, ...] = (*ID_COLUMNS, "text", "answer")
 # and the corpus design columns (frame for clustered intervals, paraphrase for the placebo).
 PROVENANCE_COLUMNS: tuple[str, ...] = ("provider", "model_id", "revision", "created")
 DESIGN_COLUMNS: tuple[str, ...] = ("frame_id", "case_id", "cue", "gender", "paraphrase")
-
-
-class Judge(Protocol):
-    name: str
-
-    def label_violence(self, items: list[tuple[str | None, str, bool]]) -> list[tuple[int | None, int | None, bool]]: ...
-
-    def score_summaries(self, texts: list[str]) -> list[str | None]: ...
 
 
 def _failed(row: dict) -> bool:
@@ -76,3 +72,17 @@ def label_rows(rows: list[dict], harnesses: dict[str, Harness], judge: Judge, da
         if decision is not None:
             lab.update(decision=decision, score=harness.normalise(decision), parse_ok=True)
     return out
+
+
+def label_batches(params: Params, batches: Iterable[tuple[str, list[dict]]], data_dir: str = DATA,
+                  judge: str | list[str] | None = None, judge_store: str | None = None,
+                  params_path: str = "params.yaml", judge_partition: str | None = None) -> tuple[list[dict], str]:
+    """(label rows, judge name) for (source, view rows) batches, with the configured judge (or `judge`) built once;
+    what `mirage label` writes. An LLM judge's new replies go to store partition `judge_partition` (default `judge`)."""
+    p = params.label
+    harnesses = load_harnesses(data_dir)
+    with ExitStack() as stack:
+        labeler = build_judge(judge or p.judge, stack, params_path, p.window, data_dir, p.judge_max_tokens, p.judge_batch,
+                              judge_store, judge_partition)
+        out = [row for source, views in batches for row in label_rows(views, harnesses, labeler, data_dir, source=source)]
+        return out, labeler.name

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from mirage.label.lexicon import identity_forms, is_violence_term, tokens
+from mirage.judges.lexicon import identity_forms, is_violence_term, tokens
 
 PATHWAYS: tuple[str, ...] = ("group_statistic", "reasoner_stand_in", "coherence_pressure")
 

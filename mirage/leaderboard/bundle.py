@@ -83,7 +83,7 @@ class Settings(_Strict):
 class JudgeInfo(_Strict):
     """The pinned judge: name, settings, and its evaluation by `mirage judge eval` when one was made: `gold` (n,
     overall and invariance over every evaluated set), `heldout` (the held-out realistic split: overall, per language,
-    condition and shape; mirage.judge.quality) and `sets` (the scores of each named gold set)."""
+    condition and shape; mirage.judges.eval.quality) and `sets` (the scores of each named gold set)."""
 
     name: str = Field(min_length=1)
     params: dict[str, Any]
@@ -103,7 +103,7 @@ class JudgeInfo(_Strict):
     @field_validator("heldout", "sets")
     @classmethod
     def _figures(cls, v: dict | None, info) -> dict | None:
-        from mirage.judge import quality
+        from mirage.judges.eval import quality
 
         check = quality.check_block if info.field_name == "heldout" else quality.check_sets
         try:

@@ -10,11 +10,10 @@ from mirage import artefacts
 from mirage.io import DataError
 from mirage.names import NAME
 from mirage.params import ParamsError, load_params
+from mirage.untrusted import clean
 
 
 def _fail(exc: Exception | str) -> None:
-    from mirage.cli import clean
-
     click.echo(f"error: {clean(str(exc))}", err=True)
     raise SystemExit(2)
 
@@ -109,8 +108,6 @@ def verify(bundle: str, board: str, check_only: bool, params_path: str, requests
                      "unchanged": f"already the board's row ({path}); nothing changed"}[outcome]
     except (ParamsError, DataError) as exc:
         _fail(exc if str(exc).startswith(bundle) else f"{bundle}: {exc}")
-    from mirage.cli import clean
-
     m = v.manifest
     click.echo(clean(f"{bundle}: valid: {m.model} ({m.model_spec.revision}) on {m.split}, {m.n_completions} completions, "
                      f"labels ({m.judge.name}) and {len(m.headline)} headline metrics recomputed and equal; {where}"))

@@ -180,7 +180,7 @@ def check_completions(rows: list[dict], m: Manifest, requests: dict[str, dict], 
 
 def make_judge(info_name: str, judge_params: dict, params: Params, params_path: str, stack: ExitStack):
     """The pinned judge, built as `mirage label` builds it (offline judges, a registry model, or a jury)."""
-    from mirage.label.judges import build_judge
+    from mirage.judges.registry import build_judge
 
     return build_judge(info_name, stack, params_path, int(judge_params.get("window", params.label.window)), DATA,
                        int(judge_params.get("judge_max_tokens", params.label.judge_max_tokens)), params.label.judge_batch)
@@ -188,7 +188,7 @@ def make_judge(info_name: str, judge_params: dict, params: Params, params_path: 
 
 def judge_params(params: Params, name: str) -> dict:
     """The settings a judge's labels depend on (pinned in the manifest)."""
-    from mirage.label.lexicon import LEXICON_VERSION
+    from mirage.judges.lexicon import LEXICON_VERSION
     from mirage.protocol import PARSE_V2_VERSION, PARSE_V3_VERSION, PARSE_VERSION
 
     if name == LEXICON_VERSION:

@@ -11,8 +11,7 @@ from pathlib import Path
 from mirage.artefacts import DATA
 from mirage.hashing import file_sha256
 from mirage.io import DataError, atomic_write, read_jsonl, write_json, write_jsonl
-from mirage.judge import quality
-from mirage.label.judges import judge_name as canonical_judge
+from mirage.judges.eval import quality
 from mirage.leaderboard import recompute as rc
 from mirage.leaderboard.bundle import (
     COMPLETION_FIELDS,
@@ -29,6 +28,7 @@ from mirage.leaderboard.bundle import (
     parse_manifest,
     split_hash,
 )
+from mirage.names import judge_name as canonical_judge
 from mirage.params import Params, section_hash
 
 PARAMS_SECTIONS = ("generate", "label", "metrics")  # what a bundle's params_hash covers

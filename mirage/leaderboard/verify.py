@@ -47,8 +47,9 @@ from mirage.leaderboard.bundle import (
     split_hash,
 )
 from mirage.leaderboard.submit import PARAMS_SECTIONS, judge_scores
-from mirage.names import inside
+from mirage.names import inside, judge_members
 from mirage.params import Params, section_hash
+from mirage.protocol import OFFLINE_JUDGES
 from mirage.provenance import code_version
 
 
@@ -125,8 +126,6 @@ def _check_registry(m: Manifest, params: Params) -> None:
 def _check_judge_allowed(m: Manifest, params: Params) -> None:
     """The verifier calls no model the operator did not configure: a judge that is not offline must be (a member of)
     this board's own `label.judge`."""
-    from mirage.label.judges import OFFLINE_JUDGES, judge_members
-
     allowed = {*OFFLINE_JUDGES, *judge_members(params.label.judge)}
     for name in judge_members(m.judge.name):
         if name not in allowed:

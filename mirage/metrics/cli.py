@@ -131,9 +131,8 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
     Writes metrics.csv (tidy), per_prompt.csv (per-prompt scores) and summary.json (per model: the claims
     with their Holm decision, and the headline numbers; the judge-error correction's sources).
     """
-    from mirage.api import metrics as compute
     from mirage.metrics.claims import summarise
-    from mirage.metrics.correction import figures_for
+    from mirage.metrics.correction import figures_for, metric_tables
     from mirage.metrics.correction import summary as correction_summary
 
     try:
@@ -150,7 +149,7 @@ def metrics(slice_name: str, label_files: tuple[str, ...], params_path: str, out
                                                      if (f := Path(artefacts.validation_report(slice_name, m))).exists()]
         figures = figures_for(judges, evals, reports)
         click.echo(f"computing metrics for {labels['model'].nunique()} model(s), {len(labels)} labelled samples ...")
-        table, pp = compute(params, labels, figures)
+        table, pp = metric_tables(labels, params.metrics, figures)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
     default = artefacts.metrics(slice_name)

@@ -292,3 +292,15 @@ def summary(figures: Figures, table: pd.DataFrame) -> dict[str, dict]:
     return {m: {"judge": figures.judges.get(m), "note": note,
                 "sources": sorted(set(used.loc[used["model"] == m, "correction_source"]))}
             for m, note in sorted(figures.notes.items())}
+
+
+def metric_tables(labels: pd.DataFrame, mp: MetricsParams, figures: Figures | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(metrics table, per-prompt table) from label rows; with `figures` that hold usable Se/Sp also the
+    judge-error-corrected V_corrected / dV_corrected rows and their columns (`mirage.api.metrics`)."""
+    from mirage.metrics.compute import compute_metrics
+
+    if figures is None or not figures.tables:
+        return compute_metrics(labels, mp)
+    correction = Correction(figures, mp)
+    table, pp = compute_metrics(labels, mp, correction)
+    return correction.merge(table), pp

@@ -11,8 +11,8 @@ import pandas as pd
 
 from mirage import artefacts
 from mirage.io import DataError
-from mirage.judge import quality
-from mirage.judge.evaluate import ARABIC_ALL
+from mirage.judges.eval import quality
+from mirage.judges.eval.evaluate import ARABIC_ALL
 from mirage.metric_names import KAPPA
 
 TEMPLATES = ("T1", "T2", "T3", "T4", "T5", "T6")
@@ -31,7 +31,7 @@ class Deviation:
 @dataclass
 class JudgeInfo:
     """The judge that labelled V and its measured quality (None when not evaluated): the held-out realistic split
-    (`heldout`, mirage.judge.quality), the single-sentence gold set (`single`) and the whole file's figures."""
+    (`heldout`, mirage.judges.eval.quality), the single-sentence gold set (`single`) and the whole file's figures."""
 
     name: str
     path: str

@@ -13,7 +13,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from mirage import artefacts
 from mirage.io import atomic_write
-from mirage.judge import quality
+from mirage.judges.eval import quality
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,

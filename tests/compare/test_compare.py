@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from mirage.cli import cli
 from mirage.compare.paired import A_MORE, B_MORE, EQUIVALENT, compare_claim, verdict
-from mirage.compare.sides import parse_side
+from mirage.config.compare import parse_side
 from mirage.config.metrics import MetricsParams
 from mirage.io import DataError
 from mirage.metrics.stats import UnitValues

@@ -97,7 +97,7 @@ def test_killed_while_polling_resumes_the_same_batch(tmp_path, provider):
         params = setup(tmp_path, srv.url, provider)
         srv.hold_batches = True
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen([sys.executable, "-m", "mirage.cli", *cli(params)], env=env, cwd=tmp_path,
+        proc = subprocess.Popen([sys.executable, "-m", "mirage", *cli(params)], env=env, cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline = time.monotonic() + 60

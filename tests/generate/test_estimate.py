@@ -4,7 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.config.generate import SMOLLM2_SHA, default_models
-from mirage.generate.cli import estimate
+from mirage.estimate import estimate
 from tests.generate.conftest import write_params
 from tests.generate.fake_server import FakeServer
 

@@ -17,7 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.config.generate import NEUTRAL_EXTRAS, SMOLLM2_SHA, default_models
-from mirage.generate.cli import estimate, generate
+from mirage.estimate import estimate
+from mirage.generate.cli import generate
 from mirage.hf import resolve_model_path
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params

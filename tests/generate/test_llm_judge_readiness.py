@@ -15,13 +15,14 @@ from click.testing import CliRunner
 
 from mirage import artefacts
 from mirage.config.slices import LLM_JUDGE
-from mirage.generate.estimate import build_estimate
-from mirage.generate.readiness import NotReady, check_slice
+from mirage.estimate import build_estimate
+from mirage.generate.readiness import NotReady
 from mirage.io import write_jsonl
-from mirage.judge.cli import judge
+from mirage.judges.cli import judge
 from mirage.label.cli import label
 from mirage.params import ParamsError, load_params, validate_params
 from mirage.protocol import DEFAULT_JUDGE
+from mirage.readiness import check_slice
 from tests.generate.fake_server import FakeServer
 
 KEY = "MIRAGE_TEST_JUDGE_KEY"

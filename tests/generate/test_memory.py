@@ -9,7 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from mirage.config.generate import GPU_GIB, default_models
-from mirage.generate.cli import estimate
+from mirage.estimate import estimate
 from mirage.generate.memory import (
     ARCHS,
     GIB,
@@ -137,8 +137,8 @@ def test_params_yaml_declares_the_same_gpus_as_the_built_in_registry(root):
 
 
 def test_the_workflow_refuses_what_cannot_fit_before_any_request_is_rendered(root, monkeypatch):
-    from mirage.generate.memory import slice_refusals
     from mirage.params import MODEL_SET_ENV, load_params
+    from mirage.readiness import slice_refusals
 
     monkeypatch.delenv(MODEL_SET_ENV, raising=False)
     paper = load_params(root / "params.yaml")

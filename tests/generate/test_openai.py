@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from mirage.config.generate import ModelSpec
 from mirage.generate.cli import generate
 from mirage.generate.providers.base import Sample
-from mirage.generate.providers.openai import OpenAIProvider, parse_response
+from mirage.generate.providers.openai import OpenAIProvider
 from mirage.generate.providers.openai_batch import batch_lines, ingest
+from mirage.generate.providers.openai_reply import parse_response
 from mirage.io import write_jsonl
 from tests.generate.conftest import gen_paths, read_views, request_rows, write_params
 from tests.generate.fake_server import FakeServer
@@ -180,7 +181,7 @@ def test_kill9_and_resume_sends_no_stored_sample_twice(tmp_path):
             time.sleep(0.1)
         url = url_file.read_text()
         params = _params(tmp_path, url, concurrency=4)
-        cmd = [sys.executable, "-m", "mirage.cli", "generate", "--model", "fake", "--slice", "full", "--condition", "C1",
+        cmd = [sys.executable, "-m", "mirage", "generate", "--model", "fake", "--slice", "full", "--condition", "C1",
                *gen_paths(tmp_path, "C1"), "--params", str(params)]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -11,10 +11,12 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.config.generate import HUB_REVISIONS, UNPINNED, default_models
-from mirage.generate.cli import estimate, generate
-from mirage.generate.readiness import NEEDS_KEY, RETIRED, NotReady, check_slice, send_blockers
+from mirage.estimate import estimate
+from mirage.generate.cli import generate
+from mirage.generate.readiness import NEEDS_KEY, RETIRED, NotReady, send_blockers
 from mirage.generate.readiness import UNPINNED as NOT_PINNED
 from mirage.params import load_params
+from mirage.readiness import check_slice
 from tests.generate.conftest import gen_paths, read_views, write_params
 from tests.generate.fake_server import FakeServer
 

@@ -71,7 +71,7 @@ def serve() -> None:
 
     for name in COMMANDS:
         LazyGroup().get_command(None, name)
-    from mirage.label.parse import load_nlp
+    from mirage.judges.parse import load_nlp
 
     load_nlp()
     import pandas  # noqa: F401

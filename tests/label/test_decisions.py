@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from mirage.judges.refusal import is_refusal
 from mirage.label.decisions import load_harnesses, parse_choice, parse_score
-from mirage.label.refusal import is_refusal
 
 H1 = [  # (answer, expected decision) for remove / review / keep
     ("Decision: remove\nReason: it threatens a person.", "remove"),

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from mirage import artefacts
+from mirage.judges.llm import LLMJudge, parse_summary_reply, parse_violence_reply, violence_conversation
 from mirage.label.cli import label
 from mirage.label.decisions import load_harnesses
-from mirage.label.judge import LLMJudge, parse_summary_reply, parse_violence_reply, violence_conversation
 from mirage.label.labeler import label_rows
 
 

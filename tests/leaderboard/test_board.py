@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from mirage.cli import cli
-from mirage.judge import quality
+from mirage.judges.eval import quality
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "judges"))
 import gold_sets  # noqa: E402
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

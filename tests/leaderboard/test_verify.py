@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from mirage.cli import cli
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "judges"))
 import gold_sets  # noqa: E402
 import tiny  # noqa: E402
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from click.testing import CliRunner
 
-from mirage.generate.cli import estimate
+from mirage.estimate import estimate
 from mirage.metrics.power import Design, Heterogeneity, pilot_heterogeneity, power
 
 IDS = ("muslim", "christian", "jewish", "hindu", "secular")

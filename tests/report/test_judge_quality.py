@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "judges"))
 import gold_sets  # noqa: E402
 import synthetic  # noqa: E402
 from conftest import run_report  # noqa: E402

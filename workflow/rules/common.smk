@@ -4,11 +4,11 @@ import os
 import sys
 
 from mirage import artefacts
-from mirage.generate.memory import slice_refusals
-from mirage.generate.readiness import NotReady, check_slice
-from mirage.label.judges import judge_members
+from mirage.generate.readiness import NotReady
+from mirage.names import judge_members
 from mirage.params import MODEL_SET_ENV, params_hash, validate_params
 from mirage.protocol import API_PROVIDERS, CONDITIONS, SLICE_NAMES, WEIGHT_PROVIDERS
+from mirage.readiness import check_slice, slice_refusals
 
 PARAMS = validate_params(config, "params.yaml")
 # `--config model_set=current` chose the set in `config`; the commands the rules run read params.yaml, so they
@@ -70,7 +70,7 @@ def probe_models(slice_name):
 
 
 def ready_models(slice_name):
-    """The slice's models and its LLM judge, checked at DAG time (mirage.generate.readiness): a model that would
+    """The slice's models and its LLM judge, checked at DAG time (mirage.readiness): a model that would
     have to send requests it cannot send (retired, unpinned, no key), or an open model its GPUs cannot hold (GPU
     memory plan, mirage.generate.memory), is refused before any job starts, naming what it lacks; one whose store
     already holds every sample (the judge: every reply) runs without a key. Before the requests are rendered only
@@ -124,7 +124,7 @@ def compare_pair(wildcards):
 
 def compare_labels(wildcards):
     """The label files of the models of both sides (side syntax: MODEL[@REVISION][/mitigation=M][/judge=J])."""
-    from mirage.compare.sides import parse_side
+    from mirage.config.compare import parse_side
 
     pair = compare_pair(wildcards)
     models = dict.fromkeys(parse_side(s).model for s in (pair.a, pair.b))

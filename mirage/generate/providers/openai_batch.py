@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mirage.generate.providers.base import OnResult, Result, Sample
+from mirage.generate.providers.openai_reply import parse_response
 from mirage.io import write_json
 
 TERMINAL = {"completed", "failed", "expired", "cancelled"}
@@ -164,7 +165,6 @@ def batch_lines(provider: Any, samples: list[Sample]) -> list[str]:
 def ingest(output_jsonl: str, error_jsonl: str | None, by_key: dict[str, Sample], on_result: OnResult) -> set[str]:
     """Report each batch output line for a key in `by_key`; returns the keys reported."""
     from mirage.generate.providers._http import status_cause
-    from mirage.generate.providers.openai import parse_response
 
     seen: set[str] = set()
     for text in (output_jsonl, error_jsonl or ""):

@@ -1,1 +1,0 @@
-"""`mirage judge`: measure a violence judge against gold labels before trusting its V."""

@@ -1,0 +1,233 @@
+"""Train parse-v3's learned layer and measure it leave-one-source-out (`mirage judge train --judge parse-v3`,
+`mirage judge eval --judge parse-v3 --loso`).
+
+Training rows: the synthetic training texts of parse-v2 (its training files, the realistic dev split, the public
+single-sentence set) and the **dev sources** of the real-text gold set (`artefacts.judge_real`, rows whose
+`source_split` is `dev`); the held-out sources are never read here. One L2-regularised logistic regression per
+language family over `parse3.featurise`.
+
+Selection is by held-out-source F1, never by a dev score: for every C of the grid, each dev source of a family is
+scored by a model trained without it (leave-one-source-out); C and the threshold are the pair that maximises the
+pooled LOSO F1 of the family's real dev rows, an asserted agent hit counting as 1 whatever the model says (as it
+does when labelling). The weights file records every training file's sha256, the settings and the per-source LOSO
+figures. Needs scikit-learn (the `test` extra); labelling does not.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from mirage import artefacts
+from mirage.judges.eval.gold import read_gold
+from mirage.judges.train import PRUNE, SEED, CachedParser, _matrix, data_record, read_rows, training_files
+
+C_GRID = (0.1, 0.3, 1.0)
+THRESHOLDS = tuple(k / 100 for k in range(10, 91, 5))
+SYNTHETIC = "synthetic"
+MIN_COUNT = 2
+#: Synthetic sets left out whole as constraints on the choice (each scored by a model trained without it), with
+#: the F1 each must reach, per language family: the realistic dev split (with its mechanism texts) and the public
+#: single-sentence set. Arabic has no single-sentence floor: no Arabic pair reached one without giving up the real
+#: text (pooled LOSO F1 0.21), and the issue's Arabic bar is 0.75 (docs/judge.md).
+CONSTRAINTS = {"en": {"realistic": (("dev.jsonl", "dev_extra.jsonl"), "dev.jsonl", 0.85),
+                      "single": (("gold.jsonl",), "gold.jsonl", 0.90)},
+               "ar": {"realistic": (("dev.jsonl", "dev_extra.jsonl"), "dev.jsonl", 0.75)}}
+#: Weight of a synthetic training text against a real one (real text decides; the synthetic texts teach the
+#: pipeline's shapes): chosen by pooled LOSO F1 with the realistic and single-sentence sets as constraints
+#: (docs/judge.md, "How parse-v3 was chosen").
+SYNTHETIC_WEIGHT = 0.3
+
+
+@dataclass(frozen=True)
+class Row:
+    text: str
+    label: int
+    family: str
+    source: str  # the real source's name, or SYNTHETIC
+    file: str = ""  # a synthetic row's gold file name
+
+    @property
+    def synthetic(self) -> bool:
+        return self.source == SYNTHETIC
+
+
+def real_rows(path: str | Path, data_dir: str = "data", split: str | None = "dev") -> list[Row]:
+    """The real-text gold rows of `path` (all, or those whose `source_split` is `split`)."""
+    return [Row(it.text, it.label, it.family, str(it.extra.get("source", Path(path).stem)))
+            for it in read_gold(path, data_dir) if split is None or it.extra.get("source_split") == split]
+
+
+def synthetic_rows(data_dir: str = "data") -> list[Row]:
+    return [Row(r.text, r.label, r.family, SYNTHETIC, r.source) for f in training_files(data_dir)
+            for r in read_rows(f, data_dir)]
+
+
+def featurised(rows: list[Row], data_dir: str = "data", cache: Path | None = None) -> list[tuple[str, list[str], bool]]:
+    from mirage.judges.parse3 import featurise
+
+    return featurise([r.text for r in rows], [False] * len(rows), data_dir, CachedParser(cache))
+
+
+def fit(feats: list[list[str]], labels: list[int], weights: list[float], c: float) -> dict:
+    """A weighted logistic regression on binary features: {"bias", "weights"} (features of >= MIN_COUNT texts)."""
+    from collections import Counter
+
+    from sklearn.linear_model import LogisticRegression
+
+    df = Counter(f for fs in feats for f in set(fs))
+    vocab = {f: i for i, f in enumerate(sorted(f for f, n in df.items() if n >= MIN_COUNT))}
+    model = LogisticRegression(C=c, solver="liblinear", max_iter=1000, random_state=SEED)
+    model.fit(_matrix(feats, vocab), labels, sample_weight=weights)
+    names = sorted(vocab, key=vocab.get)
+    return {"bias": float(model.intercept_[0]),
+            "weights": {f: round(float(w), 5) for f, w in zip(names, model.coef_[0], strict=True) if abs(w) >= PRUNE}}
+
+
+def row_weight(row: Row) -> float:
+    return SYNTHETIC_WEIGHT if row.source == SYNTHETIC else 1.0
+
+
+def _f1(y: list[int], p: list[int]) -> float:
+    tp = sum(a and b for a, b in zip(y, p, strict=True))
+    wrong = sum(a != b for a, b in zip(y, p, strict=True))
+    return 2 * tp / (2 * tp + wrong) if tp + wrong else 0.0
+
+
+def _probabilities(model: dict, feats: list[list[str]]) -> list[float]:
+    from mirage.judges.scorer import LinearModel
+
+    m = LinearModel(model["bias"], 0.5, model["weights"])
+    return [m.probability(f) for f in feats]
+
+
+def loso_probabilities(rows: list[Row], feats: list[list[str]], c: float, held: list[int]) -> dict[int, float]:
+    """For each index in `held` (real rows), the probability of a model trained on every row but those of its source."""
+    out: dict[int, float] = {}
+    by_source: dict[str, list[int]] = defaultdict(list)
+    for i in held:
+        by_source[rows[i].source].append(i)
+    for source, test in sorted(by_source.items()):
+        train = [i for i, r in enumerate(rows) if r.source != source]
+        model = fit([feats[i] for i in train], [rows[i].label for i in train], [row_weight(rows[i]) for i in train], c)
+        out.update(zip(test, _probabilities(model, [feats[i] for i in test]), strict=True))
+    return out
+
+
+def per_source(rows: list[Row], ix: list[int], pred: dict[int, int]) -> dict[str, dict]:
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i in ix:
+        groups[rows[i].source].append(i)
+    return {s: {"n": len(g), "positives": sum(rows[i].label for i in g),
+                "f1": round(_f1([rows[i].label for i in g], [pred[i] for i in g]), 4)} for s, g in sorted(groups.items())}
+
+
+def left_out(rows: list[Row], feats: list[list[str]], c: float, train_out: tuple[str, ...], scored: str) -> dict[int, float]:
+    """Probabilities of the synthetic file `scored` from a model trained without the files `train_out`."""
+    test = [i for i, r in enumerate(rows) if r.synthetic and r.file == scored]
+    if not test:
+        return {}
+    train = [i for i, r in enumerate(rows) if not (r.synthetic and r.file in train_out)]
+    model = fit([feats[i] for i in train], [rows[i].label for i in train], [row_weight(rows[i]) for i in train], c)
+    return dict(zip(test, _probabilities(model, [feats[i] for i in test]), strict=True))
+
+
+def train_family(rows: list[Row], feats: list[list[str]], hits: list[bool], grid=C_GRID, progress=None,
+                 constraints: dict | None = None) -> dict:
+    """C and threshold by pooled leave-one-source-out F1 over the family's real dev rows, among the pairs whose
+    left-out synthetic sets (CONSTRAINTS: the realistic dev split, the single-sentence set, each scored by a model
+    trained without it) reach their floors (when no pair does: the best worst-floor margin); then the model on all
+    rows."""
+    real = [i for i, r in enumerate(rows) if not r.synthetic]
+    y = [rows[i].label for i in real]
+    best = None
+    for c in grid:
+        probs = loso_probabilities(rows, feats, c, real)
+        floors = constraints or {}
+        held = {name: left_out(rows, feats, c, out, scored) for name, (out, scored, _) in floors.items()}
+        for t in THRESHOLDS:
+            pred = {i: int(hits[i] or probs[i] >= t) for i in real}
+            score = _f1(y, [pred[i] for i in real])
+            checks = {name: _f1([rows[i].label for i in p], [int(hits[i] or p[i] >= t) for i in p])
+                      for name, p in held.items() if p}
+            margin = min([checks[n] - floors[n][2] for n in checks], default=0.0)
+            key = (min(margin, 0.0), score)
+            if best is None or key > best[0]:
+                best = (key, c, t, pred, checks)
+        if progress:
+            progress(f"  C={c}: best so far LOSO F1 {best[0][1]:.3f}, left-out sets {best[4]}")
+    (_, score), c, t, pred, checks = best
+    model = fit(feats, [r.label for r in rows], [row_weight(r) for r in rows], c)
+    return {"bias": round(model["bias"], 5), "threshold": t, "c": c, "loso_f1": round(score, 4), "n": len(rows),
+            "left_out_f1": {k: round(v, 4) for k, v in checks.items()},
+            "n_real": len(real), "loso_by_source": per_source(rows, real, pred),
+            "weights": dict(sorted(model["weights"].items()))}
+
+
+def training_data(data_dir: str = "data") -> tuple[list[str], list[Row]]:
+    """(files, rows): the synthetic training files and the real set's dev rows."""
+    real_file = artefacts.judge_real(data_dir)
+    return [*training_files(data_dir), real_file], synthetic_rows(data_dir) + real_rows(real_file, data_dir, "dev")
+
+
+def train(data_dir: str = "data", cache: Path | None = None, grid=C_GRID, progress=None) -> dict:
+    """The parse-v3 weights document."""
+    files, rows = training_data(data_dir)
+    out = featurised(rows, data_dir, cache)
+    models = {}
+    for family in sorted({r.family for r in rows}):
+        ix = [i for i, r in enumerate(rows) if r.family == family]
+        if progress:
+            progress(f"{family}: {len(ix)} rows ({sum(rows[i].source != SYNTHETIC for i in ix)} real)")
+        models[family] = train_family([rows[i] for i in ix], [out[i][1] for i in ix], [out[i][2] for i in ix], grid,
+                                      progress, CONSTRAINTS.get(family))
+    return {"scorer": "parse-v3 learned layer: logistic regression per language family over mirage.judges.parse3 "
+                      "features; C and threshold by leave-one-source-out F1 on the real-text dev sources (docs/judge.md)",
+            "command": "mirage judge train --judge parse-v3",
+            "settings": {"c_grid": list(grid), "thresholds": [THRESHOLDS[0], THRESHOLDS[-1], 0.05],
+                         "constraints": {f: {k: {"left_out": list(v[0]), "floor": v[2]} for k, v in c.items()}
+                                         for f, c in CONSTRAINTS.items()},
+                         "synthetic_weight": SYNTHETIC_WEIGHT, "min_count": MIN_COUNT, "seed": SEED,
+                         "selection": "pooled leave-one-source-out F1 of the real dev rows, among (C, threshold) "
+                                      "pairs whose left-out synthetic sets reach their floors"},
+            "data": data_record(files, data_dir),
+            "models": models}
+
+
+def loso_labels(items: list, data_dir: str = "data", weights: str | None = None, cache: Path | None = None) -> list[int]:
+    """parse-v3's label of each real gold item from a model that never saw the item's source: a dev source is scored
+    by a model retrained without it (the shipped C and threshold), a held-out source by the shipped model (trained
+    without any held-out source)."""
+    from mirage.judges.parse3 import WEIGHTS, decide
+    from mirage.judges.scorer import LinearModel, load_models
+
+    shipped = load_models(weights or str(WEIGHTS))
+    files, train_rows = training_data(data_dir)
+    train_out = featurised(train_rows, data_dir, cache)
+    test = [Row(it.text, it.label, it.family, str(it.extra.get("source", ""))) for it in items]
+    test_out = featurised(test, data_dir, cache)
+    dev_sources = {r.source for r in train_rows if r.source != SYNTHETIC}
+    labels = [0] * len(items)
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for k, r in enumerate(test):
+        groups[r.family, r.source if r.source in dev_sources else ""].append(k)
+    for (family, source), ks in sorted(groups.items()):
+        model = shipped[family]
+        if source:
+            ix = [i for i, r in enumerate(train_rows) if r.family == family and r.source != source]
+            c = model_c(weights, family)
+            m = fit([train_out[i][1] for i in ix], [train_rows[i].label for i in ix],
+                    [row_weight(train_rows[i]) for i in ix], c)
+            model = LinearModel(m["bias"], model.threshold, m["weights"])
+        for k in ks:
+            labels[k] = decide({family: model}, family, test_out[k][1], test_out[k][2])
+    return labels
+
+
+def model_c(weights: str | None, family: str) -> float:
+    import json
+
+    from mirage.judges.parse3 import WEIGHTS
+
+    return float(json.loads(Path(weights or WEIGHTS).read_text(encoding="utf-8"))["models"][family]["c"])
