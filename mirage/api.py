@@ -38,18 +38,10 @@ def corpus(params: Params, data_dir: str = artefacts.DATA, private_dir: str | No
     return pd.DataFrame(corpus_rows(params, data_dir, private_dir))
 
 
-def own_corpus_rows(params: Params, path: str, data_dir: str = artefacts.DATA) -> tuple[list[dict], list]:
-    """(prompt rows, refused prompts) of a user's prompts file, each prompt rendered for every identity and validated
-    (`mirage corpus --from` writes them); raises DataError naming every malformed row."""
-    from mirage.corpus import own
-    from mirage.corpus.sources import load_sources
-
-    sources = load_sources(data_dir)
-    return own.build(path, params.corpus, sources, corpus_validator(params, sources), data_dir)
-
-
 def own_corpus(params: Params, path: str, data_dir: str = artefacts.DATA) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(prompt table, refused prompts with line, id, reason and detail) of a user's prompts file."""
+    from mirage.corpus.table import own_corpus_rows
+
     rows, refused = own_corpus_rows(params, path, data_dir)
     return pd.DataFrame(rows), pd.DataFrame([vars(r) for r in refused], columns=["line", "id", "reason", "detail"])
 

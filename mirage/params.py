@@ -18,7 +18,6 @@ from mirage.config.compare import CompareParams
 from mirage.config.corpus import CorpusParams
 from mirage.config.generate import GenerateParams, ModelSpec, default_models
 from mirage.config.label import LabelParams
-from mirage.config.limits import LimitsParams
 from mirage.config.metrics import MetricsParams
 from mirage.config.probe import ProbeParams
 from mirage.config.render import RenderParams
@@ -26,6 +25,7 @@ from mirage.config.report import ReportParams
 from mirage.config.slices import LLM_JUDGE, MODEL_SETS, SlicesParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
+from mirage.limits import LimitsParams
 from mirage.names import check_name, judge_members
 from mirage.protocol import OFFLINE_JUDGES
 

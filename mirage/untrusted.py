@@ -1,6 +1,6 @@
 """One bounded reader for everything a stranger hands us: submission bundles, gold files, validation imports,
 params files. Every read here is limited before it starts and while it streams (params `limits:`,
-`mirage.config.limits`):
+`mirage.limits`):
 
 - regular files only: a FIFO, device, socket or folder is refused before a byte is read (opened non-blocking, so a
   FIFO cannot hang us); inside a bundle, links are refused too;
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from mirage.config.limits import MB, LimitsParams
 from mirage.errors import DataError
+from mirage.limits import MB, LimitsParams
 from mirage.secrets import public
 
 LIMITS = LimitsParams()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mirage.generate.providers.dialects import VLLM
+from mirage.config.dialects import VLLM
 
 tomllib = pytest.importorskip("tomllib", reason="reads pyproject.toml with Python >= 3.11's tomllib")
 

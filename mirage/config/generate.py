@@ -178,7 +178,7 @@ class ModelSpec(BaseModel):
             raise ValueError(f"{', '.join(self.WEIGHTS)} apply to local/vllm models only, not to provider {self.provider!r}")
         if self.server_kind != "other" and self.provider != "openai":
             raise ValueError("server_kind describes OpenAI-compatible servers only (provider 'openai')")
-        from mirage.generate.providers.dialects import dialect_for  # the endpoint's own fields (thinking held low)
+        from mirage.config.dialects import dialect_for  # the endpoint's own fields (thinking held low)
 
         self.sampling_extra = {**NEUTRAL_EXTRAS.get(self.server_kind, {}), **dialect_for(self).body_fields(self.mode),
                                **self.sampling_extra}

@@ -165,8 +165,8 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
 
 def build_own(from_path: str, params, data_dir: str, out_path: Path) -> None:
     """`--from`: the corpus of the user's prompts, written with the list of refused prompts."""
-    from mirage.api import own_corpus_rows
     from mirage.corpus import own
+    from mirage.corpus.table import own_corpus_rows
 
     rows, refusals = own_corpus_rows(params, from_path, data_dir)
     for r in refusals:

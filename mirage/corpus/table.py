@@ -40,3 +40,12 @@ def corpus_rows(params: Params, data_dir: str = artefacts.DATA, private_dir: str
     if issues:
         raise DataError(f"built corpus: {len(issues)} rejected item(s):\n" + "\n".join(f"  rejected {i}" for i in issues))
     return rows
+
+
+def own_corpus_rows(params: Params, path: str, data_dir: str = artefacts.DATA) -> tuple[list[dict], list]:
+    """(prompt rows, refused prompts) of a user's prompts file, each prompt rendered for every identity and validated
+    (`mirage corpus --from` writes them); raises DataError naming every malformed row."""
+    from mirage.corpus import own
+
+    sources = load_sources(data_dir)
+    return own.build(path, params.corpus, sources, corpus_validator(params, sources), data_dir)

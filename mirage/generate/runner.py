@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mirage.config.dialects import dialect_for
 from mirage.config.generate import GenerateParams, ModelSpec
 from mirage.generate.providers import Provider, build_provider
 from mirage.generate.providers.base import OUTAGES, Result, Sample
-from mirage.generate.providers.dialects import dialect_for
 from mirage.generate.providers.reply import served_model_matches
 from mirage.generate.split import split_reasoning
 from mirage.generate.store import Store, sample_key, sample_seed

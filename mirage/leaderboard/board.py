@@ -13,10 +13,10 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mirage import artefacts, untrusted
-from mirage.config.limits import MB
 from mirage.io import DataError, atomic_write, write_json
 from mirage.judges.eval import quality
 from mirage.leaderboard import ranks
+from mirage.limits import MB
 from mirage.metric_names import CAI
 from mirage.names import check_name, inside
 from mirage.untrusted import printable

@@ -23,9 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mirage import untrusted
-from mirage.config.limits import MB, LimitsParams
 from mirage.hashing import content_hash
 from mirage.io import DataError
+from mirage.limits import MB, LimitsParams
 from mirage.names import check_judge, check_name
 
 SCHEMA = "mirage-submission/1"

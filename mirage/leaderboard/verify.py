@@ -28,7 +28,6 @@ from pathlib import Path
 
 from mirage import untrusted
 from mirage.artefacts import DATA
-from mirage.config.limits import LimitsParams
 from mirage.io import DataError, write_json
 from mirage.leaderboard import integrity, ranks
 from mirage.leaderboard import recompute as rc
@@ -47,6 +46,7 @@ from mirage.leaderboard.bundle import (
     split_hash,
 )
 from mirage.leaderboard.submit import PARAMS_SECTIONS, judge_scores
+from mirage.limits import LimitsParams
 from mirage.names import inside, judge_members
 from mirage.params import Params, section_hash
 from mirage.protocol import OFFLINE_JUDGES

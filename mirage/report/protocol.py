@@ -212,7 +212,7 @@ def _tokens(d: dict[str, int]) -> str:
 def sampling_settings(params: Any, slice_name: str) -> pd.DataFrame:
     """Per model of the slice, how it samples: temperature, top_p, max_tokens per condition (slice overrides applied),
     seed policy, server kind and the extra fields sent in the request body (as validated: what is sent)."""
-    from mirage.generate.providers.dialects import dialect_for
+    from mirage.config.dialects import dialect_for
     from mirage.generate.runner import settings_for
 
     sl = getattr(params.slices, slice_name)
@@ -273,9 +273,9 @@ def deviations(params: Any, slice_name: str, labels: pd.DataFrame, metrics: pd.D
 
 
 def _dialect_deviations(params: Any, models: list[str]) -> list[Deviation]:
-    """What an endpoint's dialect (mirage.generate.providers.dialects) changes against the protocol: no seed sent,
+    """What an endpoint's dialect (mirage.config.dialects) changes against the protocol: no seed sent,
     thinking spent inside the output budget."""
-    from mirage.generate.providers.dialects import dialect_for
+    from mirage.config.dialects import dialect_for
 
     out = []
     for name in models:

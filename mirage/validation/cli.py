@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from mirage import artefacts, untrusted
-from mirage.config.limits import LimitsParams
 from mirage.io import DataError, atomic_write, read_jsonl, write_json
+from mirage.limits import LimitsParams
 from mirage.names import NAME
 from mirage.params import ParamsError, load_params
 from mirage.protocol import SLICE_NAMES

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mirage.config.dialects import ANTHROPIC
 from mirage.generate.cli import generate
 from mirage.generate.memory import input_bound
 from mirage.generate.providers.anthropic import AnthropicBatch
-from mirage.generate.providers.dialects import ANTHROPIC
 from mirage.generate.providers.openai_batch import OpenAIBatch
 from mirage.generate.store import Store
 from mirage.io import write_jsonl

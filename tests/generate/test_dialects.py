@@ -1,4 +1,4 @@
-"""Each provider's dialect (mirage/generate/providers/dialects.py): request shapes checked against the official SDKs'
+"""Each provider's dialect (mirage/config/dialects.py): request shapes checked against the official SDKs'
 own request types, and runs against a real local server that answers as the endpoints do (Gemini's 400 on `seed`,
 replies whose thinking spent the budget, empty answers, Anthropic's 400 on an empty turn, `x-should-retry`)."""
 
@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from pydantic import TypeAdapter
 
+from mirage.config.dialects import ANTHROPIC, GEMINI, dialect_for, gemini_reasoning
 from mirage.config.generate import ModelSpec, default_models
 from mirage.generate.cli import generate
 from mirage.generate.providers.anthropic import AnthropicProvider
 from mirage.generate.providers.base import Sample
-from mirage.generate.providers.dialects import ANTHROPIC, GEMINI, dialect_for, gemini_reasoning
 from mirage.generate.providers.openai import OpenAIProvider
 from mirage.generate.providers.openai_batch import OpenAIBatch
 from mirage.generate.runner import EMPTY_FIRST_TURN, GenerationRun, Settings

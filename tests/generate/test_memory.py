@@ -8,6 +8,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from mirage.config.dialects import VLLM
 from mirage.config.generate import GPU_GIB, default_models
 from mirage.estimate import estimate
 from mirage.generate.memory import (
@@ -20,7 +21,6 @@ from mirage.generate.memory import (
     request_bound,
     weight_gib,
 )
-from mirage.generate.providers.dialects import VLLM
 from mirage.generate.providers.vllm import DoesNotFit, VLLMProvider, engine_kwargs
 from tests.generate.conftest import write_params
 

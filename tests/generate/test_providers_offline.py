@@ -3,9 +3,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from mirage.config.dialects import ANTHROPIC, dialect_for
 from mirage.config.generate import UNPINNED, ModelSpec, default_models
 from mirage.generate.providers.anthropic import AnthropicProvider, parse_batch_result
-from mirage.generate.providers.dialects import ANTHROPIC, dialect_for
 from mirage.generate.providers.base import Sample
 from mirage.generate.providers.vllm import (
     UnpinnedRevision,

@@ -108,11 +108,11 @@ class Provider(abc.ABC):
     store it durably), from the calling thread, in any order."""
 
     def __init__(self, name: str, spec: ModelSpec) -> None:
-        from mirage.generate.providers.dialects import dialect_for
+        from mirage.config.dialects import dialect_for
 
         self.name = name
         self.spec = spec
-        #: What the endpoint accepts (mirage.generate.providers.dialects); `seeded` False where it takes no seed
+        #: What the endpoint accepts (mirage.config.dialects); `seeded` False where it takes no seed
         #: (the store then records seed=null and the dialect's note).
         self.dialect = dialect_for(spec)
         self.seeded = self.dialect.seed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mirage.config.limits import LimitsParams
+from mirage.limits import LimitsParams
 
 MAX_TOKEN_COUNT = 100_000_000
 CHARS_PER_TOKEN = LimitsParams.model_fields["chars_per_token"].default

@@ -22,10 +22,10 @@ import os
 import time
 from typing import Any
 
+from mirage.config.dialects import VLLM
 from mirage.config.generate import ModelSpec
 from mirage.generate.memory import MemoryPlan, plan_model
 from mirage.generate.providers.base import OnResult, Provider, Result, Sample, normalise_finish
-from mirage.generate.providers.dialects import VLLM
 from mirage.generate.providers.reply import Unanswered, answered
 
 CHUNK = 1024  # samples per LLM call; vLLM batches within it (max_num_seqs)

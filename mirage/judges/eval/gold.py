@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mirage import untrusted
-from mirage.config.limits import LimitsParams
 from mirage.identities import load as load_identities
 from mirage.io import DataError
+from mirage.limits import LimitsParams
 
 PLACEHOLDER = "[ID]"
 _PLACEHOLDER = re.compile(r"\[ID(?::([A-Za-z_]+))?\]")

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
-
-from mirage.config.generate import ModelSpec
 
 GEMINI_HOST = "generativelanguage.googleapis.com"
 
@@ -130,13 +128,22 @@ def gemini_reasoning(model_id: str) -> dict[str, str]:
     return {"reasoning_effort": "none" if m[1] == "2" else "minimal"}
 
 
-def is_gemini(spec: ModelSpec) -> bool:
+class Endpoint(Protocol):
+    """What a dialect is chosen by: a registry entry's (config.generate.ModelSpec) provider and endpoint."""
+
+    provider: str
+    server_kind: str
+    base_url: str | None
+    model_id: str
+
+
+def is_gemini(spec: Endpoint) -> bool:
     """Gemini's OpenAI-compatible endpoint: its host, or `server_kind: gemini` (a proxy in front of it)."""
     return spec.provider == "openai" and (spec.server_kind == "gemini" or
                                           (urlsplit(spec.base_url or "").hostname or "") == GEMINI_HOST)
 
 
-def dialect_for(spec: ModelSpec) -> Dialect:
+def dialect_for(spec: Endpoint) -> Dialect:
     """The dialect a registry entry's endpoint speaks: by provider, and for provider openai by its endpoint
     (api.openai.com, Gemini's host, any other server) and model family."""
     if spec.provider == "anthropic":
