@@ -26,8 +26,9 @@ install:
 	rm -f $(STAMP)
 	$(MAKE) $(STAMP)
 
+# A half-made environment (Debian without python3-venv: no ensurepip) is removed, so the next run starts afresh.
 $(PYTHON):
-	$(BASE_PYTHON) -m venv $(VENV)
+	$(BASE_PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
 
 $(STAMP): pyproject.toml Makefile | $(PYTHON)
 	@if $(PROBE); then \
