@@ -199,10 +199,12 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
              frame_identity_sd: float | None, base_sd: float | None, base_identity_sd: float | None,
              refusals: bool | None, target_effect: float, versus: bool) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
-    expected GPU-hours, API cost, local time and API/server wall time. Never refuses to plan: every model's rows
-    carry a `status`: cached (its store holds every call), sendable, needs key (its key variable is unset),
-    retired: release only (its snapshot is shut down) or not pinned; tokens, cost and time count only the calls
-    still to send (`to_send`), none where the model cannot send. Times use each model's throughput (column
+    expected GPU-hours, API cost, local time and wall time (vLLM, API and server models). Never refuses to plan:
+    every model's rows carry a `status`: cached (its store holds every call), sendable, needs key (its key variable
+    is unset), retired: release only (its snapshot is shut down) or not pinned; tokens, cost and time count only
+    the calls still to send (`to_send`). TOTAL sums the rows that can send (needs key: as if the key were set); a
+    model that cannot send (retired, not pinned) gets tokens but no cost or time, summed on the line NOT SENDABLE
+    instead. Times use each model's throughput (column
     `throughput`, tok/s) and say where it comes from (column `source`): measured (--calibrate, now or in an
     earlier run), assumed (registry throughput_tok_s) or none. A calibration with a failed request writes
     nothing and exits 1. With --power: what the slice can detect (docs/metrics.md, "Power planning")."""
