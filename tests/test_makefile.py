@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")
 
 
-def make(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+def make(*args: str, cwd: Path = ROOT, timeout: int = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 class _Index(BaseHTTPRequestHandler):
@@ -95,7 +95,7 @@ def test_make_creates_the_environment_and_its_recipes_run_its_commands(tmp_path)
     """A real `python3 -m venv`: the recipes (and so every Snakemake rule's `python -m mirage`) find the environment's
     python, snakemake, dvc and mirage before anything on the caller's PATH; the active interpreter is not touched."""
     _copy(tmp_path)
-    created = make(".venv/bin/python", cwd=tmp_path)
+    created = make(".venv/bin/python", cwd=tmp_path, timeout=600)  # seconds on a quiet machine, minutes on a busy one
     assert created.returncode == 0, created.stderr
     python = tmp_path / ".venv" / "bin" / "python"
     prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, check=True)
