@@ -7,15 +7,17 @@ Input tokens are counted with the model's own tokenizer and chat template where 
 models), else from text length (generate.chars_per_token). Output tokens = calls x max_tokens x
 generate.expected_output_fraction (1.0 = upper bound). Times divide output tokens by the model's throughput:
 measured (a calibration, mirage/generate/calibrate.py) where one applies, else assumed (registry
-throughput_tok_s), else none. GPU-hours (vllm) = that time x gpus; local_time_s (local) and wall_time_s (API and
-server models) are that time; API cost from registry prices per 1M tokens.
+throughput_tok_s), else none. local_time_s (local) and wall_time_s (vllm, API and server models) are that time;
+GPU-hours (vllm) = wall time x gpus; API cost from registry prices per 1M tokens.
 
 Planning never refuses. Each row says what running it would mean today (`status`, mirage/generate/readiness.py):
 `cached` (the store holds every call: nothing to send), `sendable`, `needs key` (the model's key variable is
 unset), `retired: release only` (its snapshot is shut down: only released completions can fill it) or `not
-pinned`. Tokens, cost and time count only the calls still to send (`to_send`); a retired or unpinned row, which
-cannot send, gets none. `whole_slice` plans as if no store held anything and leaves the status out: the
-deterministic cost of the whole slice that the workflow records for the report.
+pinned`. Tokens, cost and time count only the calls still to send (`to_send`). A retired or unpinned row cannot
+send: it shows its calls and tokens (what a release must hold) but no cost or time, and is summed in `unsendable`,
+not in `totals` (a `needs key` row is in `totals`, costed as if its key were set). `whole_slice` plans as if no
+store held anything and leaves the status out: the deterministic cost of the whole slice that the workflow records
+for the report.
 
 `memory`: the GPU memory plan of every open (vllm) model (mirage/generate/memory.py): weights and KV cache of the
 slice's longest request against its declared GPUs, the max_model_len and gpu_memory_utilization `mirage generate`
@@ -121,11 +123,13 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
                 store.close()
     out_rows += judge_rows(params, slice_name, names, by_cond, stores, whole_slice, environ, today or dt.date.today())
     keys = ("request_rows", "requests", "samples", "calls", "stored", "to_send", "tokens_in", "tokens_out", *COST_KEYS)
-    totals = {k: _sum(r[k] for r in out_rows) for k in keys}
+    unsendable = [r for r in out_rows if r["status"] in (RETIRED, UNPINNED)]
+    totals = {k: _sum(r[k] for r in out_rows if r["status"] not in (RETIRED, UNPINNED)) for k in keys}
     max_tokens = {c: settings_for(gen, sl.n_samples, sl.max_tokens, c).max_tokens for c in CONDITIONS}
     memory = [p.as_dict() for p in plan_models(params, names, by_cond, max_tokens)]
     return {
         "slice": slice_name, "rows": out_rows, "totals": totals, "memory": memory,
+        "unsendable": {k: _sum(r[k] for r in unsendable) for k in keys} if unsendable else None,
         "assumptions": {
             "chars_per_token": gen.chars_per_token, "expected_output_fraction": gen.expected_output_fraction,
             "input_tokens_counted_by": counted_by,
@@ -137,10 +141,13 @@ def build_estimate(params: Any, slice_name: str, names: list[str], requests_dir:
             "store": "ignored: the whole slice is planned" if whole_slice else "calls already in each model's store are not counted",
             "requests": f"read from {requests_dir}" if on_disk else f"rendered in memory ({requests_dir} holds no rendered requests)",
             "judge": JUDGE_NOTE,
-            "note": f"{VOCABULARY}; tokens, cost and time count the calls to send (to_send; all calls with --whole-slice), "
-                    "none for a model that cannot send (status retired or not pinned); tokens_out = calls x max_tokens x "
-                    "expected_output_fraction (an upper bound at 1.0); times = tokens_out / throughput (tok/s; source: "
-                    "measured by `mirage estimate --calibrate`, assumed from the registry, or none)",
+            "note": f"{VOCABULARY}; tokens, cost and time count the calls to send (to_send; all calls with --whole-slice); "
+                    "TOTAL sums the rows that can send (a `needs key` row costed as if its key were set); a model that "
+                    "cannot send (status retired or not pinned) shows its tokens but no cost or time and is summed apart "
+                    "(NOT SENDABLE), not in TOTAL; tokens_out = calls x max_tokens x expected_output_fraction (an upper "
+                    "bound at 1.0); times = tokens_out / throughput (tok/s; source: measured by `mirage estimate "
+                    "--calibrate`, assumed from the registry, or none: no time, `-`); wall_time_s of a vllm model is its "
+                    "GPUs' time, gpu_hours = wall_time_s x gpus / 3600",
         },
     }
 
@@ -199,12 +206,12 @@ def _costs(spec: ModelSpec, tin: int, tout: int, tok_s: float | None) -> dict[st
     if spec.provider in ("openai", "anthropic") and spec.price_in_per_mtok is not None and spec.price_out_per_mtok is not None:
         api_cost = round(tin / 1e6 * spec.price_in_per_mtok + tout / 1e6 * spec.price_out_per_mtok, 4)
     if tok_s:
-        if spec.provider == "vllm":
-            gpu_hours = round(tout / tok_s / 3600 * spec.gpus, 4)
-        elif spec.provider == "local":
+        if spec.provider == "local":
             local_time = round(tout / tok_s, 1)
         else:
             wall_time = round(tout / tok_s, 1)
+        if spec.provider == "vllm":
+            gpu_hours = round(tout / tok_s / 3600 * spec.gpus, 4)
     return {"gpu_hours": gpu_hours, "api_cost_usd": api_cost, "local_time_s": local_time, "wall_time_s": wall_time}
 
 
@@ -213,7 +220,9 @@ def format_table(result: dict[str, Any]) -> str:
     cols = ("model", "condition", "status", "request_rows", "requests", "samples", "calls", "stored", "to_send", "tokens_in",
             "tokens_out", "gpu_hours", "api_cost_usd", "local_time_s", "wall_time_s", "throughput", "source")
     rows = [[str(r[c]) if r.get(c) is not None else "-" for c in cols] for r in result["rows"]]
-    rows.append(["TOTAL", "", ""] + [str(result["totals"][c]) if result["totals"].get(c) is not None else "-" for c in cols[3:-2]] + ["", ""])
+    for label, sums in (("TOTAL", result["totals"]), ("NOT SENDABLE", result.get("unsendable"))):
+        if sums is not None:
+            rows.append([label, "", ""] + [str(sums[c]) if sums.get(c) is not None else "-" for c in cols[3:-2]] + ["", ""])
     widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     head = f"slice {result['slice']}" + (f" (model set {result['model_set']})" if result.get("model_set") else "")
@@ -267,10 +276,12 @@ def estimate(slice_name: str, models: tuple[str, ...], calibrate: bool, calibrat
              frame_identity_sd: float | None, base_sd: float | None, base_identity_sd: float | None,
              refusals: bool | None, target_effect: float, versus: bool) -> None:
     """Before running anything: request rows, requests, samples, calls and tokens per model and condition,
-    expected GPU-hours, API cost, local time and API/server wall time. Never refuses to plan: every model's rows
-    carry a `status`: cached (its store holds every call), sendable, needs key (its key variable is unset),
-    retired: release only (its snapshot is shut down) or not pinned; tokens, cost and time count only the calls
-    still to send (`to_send`), none where the model cannot send. Times use each model's throughput (column
+    expected GPU-hours, API cost, local time and wall time (vLLM, API and server models). Never refuses to plan:
+    every model's rows carry a `status`: cached (its store holds every call), sendable, needs key (its key variable
+    is unset), retired: release only (its snapshot is shut down) or not pinned; tokens, cost and time count only
+    the calls still to send (`to_send`). TOTAL sums the rows that can send (needs key: as if the key were set); a
+    model that cannot send (retired, not pinned) gets tokens but no cost or time, summed on the line NOT SENDABLE
+    instead. Times use each model's throughput (column
     `throughput`, tok/s) and say where it comes from (column `source`): measured (--calibrate, now or in an
     earlier run), assumed (registry throughput_tok_s) or none. A calibration with a failed request writes
     nothing and exits 1. With --power: what the slice can detect (docs/metrics.md, "Power planning")."""

@@ -27,12 +27,47 @@ def test_estimate_counts_tokens_costs(tmp_path, requests_dir):
     c3 = rows[("big", "C3")]
     assert c3["samples"] == 5 * 10 and c3["calls"] == 5 * (10 + 4)  # M4 rows (every 3rd) take two calls
     assert abs(c3["gpu_hours"] - c3["tokens_out"] / 100 / 3600 * 2) < 1e-3
+    assert c3["wall_time_s"] == round(c3["tokens_out"] / 100, 1), "a vLLM model's wall time: its GPUs' tokens / tok/s"
     assert rows[("tiny", "C2")]["local_time_s"] == rows[("tiny", "C2")]["tokens_out"] / 50
     assert est["totals"]["samples"] == sum(r["samples"] for r in est["rows"])
     assert est["assumptions"]["input_tokens_counted_by"]["api"].startswith("characters")
     assert "TOTAL" in res.output
     bad = CliRunner().invoke(estimate, ["--params", str(params), "--models", "nope", "--requests-dir", str(requests_dir)])
     assert bad.exit_code != 0 and "unknown model 'nope'" in bad.output
+
+
+def test_models_that_cannot_send_are_summed_apart_from_the_total(tmp_path, requests_dir):
+    """A retired model's rows show the tokens a release must hold but no cost or time, and stay out of TOTAL (a line of
+    their own); a model that only lacks its key is costed as if the key were set and counted."""
+    params = write_params(tmp_path / "params.yaml", {
+        "keyless": {"provider": "openai", "model_id": "k", "revision": "k-2025", "price_in_per_mtok": 2.0,
+                    "price_out_per_mtok": 10.0, "throughput_tok_s": 80.0, "api_key_env": "NO_SUCH_KEY_VARIABLE"},
+        "gone": {"provider": "anthropic", "model_id": "g", "revision": "g-2024", "price_in_per_mtok": 3.0,
+                 "price_out_per_mtok": 15.0, "throughput_tok_s": 60.0, "retires": "2025-01-01"},
+        "open": {"provider": "vllm", "model_id": "o", "revision": "abc123", "gpus": 4, "tensor_parallel_size": 4,
+                 "throughput_tok_s": 200.0},
+    })
+    res = CliRunner().invoke(estimate, ["--slice", "full", "--params", str(params), "--requests-dir", str(requests_dir),
+                                        "--stores", str(tmp_path / "stores"), "--out", str(tmp_path / "e.json"),
+                                        "--models", "keyless", "--models", "gone", "--models", "open"],
+                             env={"NO_SUCH_KEY_VARIABLE": ""})
+    assert res.exit_code == 0, res.output
+    est = json.loads((tmp_path / "e.json").read_text())
+    by_model = lambda m: [r for r in est["rows"] if r["model"] == m]  # noqa: E731
+    assert {r["status"] for r in by_model("keyless")} == {"needs key"} and {r["status"] for r in by_model("gone")} == {"retired: release only"}
+    gone = by_model("gone")
+    assert all(r["tokens_out"] > 0 and r["api_cost_usd"] is None and r["wall_time_s"] is None for r in gone)
+    assert all(r["wall_time_s"] == round(r["tokens_out"] / 200, 1) and r["gpu_hours"] for r in by_model("open"))
+    assert all(r["wall_time_s"] == round(r["tokens_out"] / 80, 1) and r["api_cost_usd"] > 0 for r in by_model("keyless"))
+    sent = by_model("keyless") + by_model("open")
+    for key in ("calls", "tokens_in", "tokens_out"):
+        assert est["totals"][key] == sum(r[key] for r in sent) and est["unsendable"][key] == sum(r[key] for r in gone)
+    assert est["totals"]["wall_time_s"] == pytest.approx(sum(r["wall_time_s"] for r in sent), abs=0.05)
+    assert est["totals"]["api_cost_usd"] == pytest.approx(sum(r["api_cost_usd"] for r in by_model("keyless")), abs=1e-3)
+    assert est["unsendable"]["api_cost_usd"] is None and est["unsendable"]["wall_time_s"] is None
+    lines = {line.split("  ")[0]: line for line in res.output.splitlines()}
+    assert str(est["totals"]["tokens_out"]) in lines["TOTAL"] and str(est["unsendable"]["tokens_out"]) in lines["NOT SENDABLE"]
+    assert "not in TOTAL" in res.output
 
 
 def _estimate(params, requests_dir, tmp_path, *args):

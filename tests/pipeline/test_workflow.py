@@ -137,7 +137,8 @@ def test_a_stale_registry_is_refused_at_dag_time_before_any_job(root, tmp_path):
     real = subprocess.run(["snakemake", "--cores", "1", "--touch", "lite"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env=env)
     out = real.stdout + real.stderr
-    assert real.returncode != 0 and "4 model(s) would have to send requests they cannot send; nothing was started" in out
+    assert real.returncode == 1 and "4 model(s) would have to send requests they cannot send; nothing was started" in out
+    assert "Traceback" not in out and "Exception" not in out, "the refusal alone, not Snakemake's frames around it"
     # the LLM judge of lite (slices.lite.judge) is checked like a generating model: its replies would have to be sent
     assert ("judge gpt-4.1 on lite: its store holds no replies, so every one of the slice's judge calls would be sent, "
             "and it cannot send them: no API key (set the environment variable OPENAI_API_KEY)") in out

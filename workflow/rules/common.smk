@@ -75,7 +75,8 @@ def ready_models(slice_name):
     memory plan, mirage.generate.memory), is refused before any job starts, naming what it lacks; one whose store
     already holds every sample (the judge: every reply) runs without a key. Before the requests are rendered only
     models with an empty store can be refused here; the generation and label jobs check again before any call. A
-    dry run warns."""
+    dry run warns. The refusal ends the run with its message alone (exit 1): raised from an input function, an
+    exception would come wrapped in Snakemake's InputFunctionException and traceback frames."""
     names = slice_models(slice_name)
     problems = [f"params.yaml: the GPU memory plan refuses {r}; nothing was started"
                 for r in slice_refusals(PARAMS, names, slice_name)]  # `mirage estimate` prints the whole plan
@@ -84,7 +85,7 @@ def ready_models(slice_name):
     except NotReady as exc:
         problems.insert(0, str(exc))
     if problems and not workflow.dryrun:
-        raise NotReady("\n".join(problems))
+        sys.exit("\n".join(problems))
     for problem in problems:
         print(f"warning: {problem}", file=sys.stderr)
     return names
