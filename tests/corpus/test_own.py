@@ -16,6 +16,7 @@ from mirage import api
 from mirage.corpus import own
 from mirage.corpus.cli import corpus
 from mirage.corpus.sources import load_sources
+from mirage.corpus.table import corpus_validator
 from mirage.corpus.validate import Validator
 from mirage.io import DataError, read_jsonl
 from mirage.params import load_params
@@ -37,7 +38,7 @@ def params(root):
 def build(tmp_path, params, sources, root, lines: list[dict]) -> tuple[list[dict], list[own.Refusal]]:
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
-    return own.build(path, params.corpus, sources, api.corpus_validator(params, sources), root / "data")
+    return own.build(path, params.corpus, sources, corpus_validator(params, sources), root / "data")
 
 
 def texts(rows: list[dict], line: int = 1) -> dict[str, str]:
@@ -141,7 +142,7 @@ def test_csv_and_jsonl_give_the_same_corpus(tmp_path, params, sources, root):
         w = csv.DictWriter(fh, fieldnames=own.FIELDS)
         w.writeheader()
         w.writerows(lines)
-    validator = api.corpus_validator(params, sources)
+    validator = corpus_validator(params, sources)
     from_csv, _ = own.build(path, params.corpus, sources, validator, root / "data")
     from_jsonl, _ = own.build(root / EXAMPLE, params.corpus, sources, validator, root / "data")
     key = lambda rows: sorted((r["prompt_id"], r["text"], r["condition"]) for r in rows)  # noqa: E731
@@ -166,7 +167,7 @@ def test_bad_rows_are_each_named_and_nothing_is_written(tmp_path, root):
 
 
 def test_rows_render_under_the_users_condition_only(tmp_path, params, sources, root):
-    rows, _ = own.build(root / EXAMPLE, params.corpus, sources, api.corpus_validator(params, sources), root / "data")
+    rows, _ = own.build(root / EXAMPLE, params.corpus, sources, corpus_validator(params, sources), root / "data")
     p = params.model_copy(deep=True)
     p.render.rag.n_base = 0
     reqs = api.requests(p, pd.DataFrame(rows), str(root / "data"))
