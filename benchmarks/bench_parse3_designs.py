@@ -82,63 +82,22 @@ def weights(rows: list[Row], ix) -> np.ndarray:
 
 # --- designs: fit on `train` indices, return probabilities for `test` indices -------------------------------
 class LR:
-    def __init__(self, X, c, real_only=False, synth_weight=None):
-        self.X, self.c, self.real_only, self.sw = X, c, real_only, synth_weight
+    """parse-v3's learned layer (synthetic texts weighted SYNTHETIC_WEIGHT) over the feature matrix `X`."""
+
+    def __init__(self, X, c):
+        self.X, self.c = X, c
 
     def __call__(self, rows, train, test):
         from sklearn.linear_model import LogisticRegression
 
-        if self.real_only:
-            train = [i for i in train if not rows[i].synthetic]
-        w = weights(rows, train) if self.sw is None else np.array(
-            [self.sw if rows[i].synthetic else 1.0 for i in train])
         m = LogisticRegression(C=self.c, solver="liblinear", max_iter=1000, random_state=SEED)
-        m.fit(self.X[train], [rows[i].label for i in train], sample_weight=w)
+        m.fit(self.X[train], [rows[i].label for i in train], sample_weight=weights(rows, train))
         return m.predict_proba(self.X[test])[:, 1]
 
 
-class Max:
-    """max of a real-text expert's and a synthetic-shape expert's probabilities."""
-
-    def __init__(self, real, synth):
-        self.real, self.synth = real, synth
-
-    def __call__(self, rows, train, test):
-        return np.maximum(self.real(rows, train, test), self.synth(rows, train, test))
-
-
-class Gate:
-    """Stacking: a logistic gate over the two experts' logits and shape features (sentences, length, hit), fitted
-    on out-of-fold expert scores of the training rows (group folds: real sources, synthetic files)."""
-
-    def __init__(self, real, synth, meta, folds=4):
-        self.real, self.synth, self.meta, self.folds = real, synth, meta, folds
-
-    def _z(self, rows, train, test):
-        eps = 1e-4
-        a = np.clip(self.real(rows, train, test), eps, 1 - eps)
-        b = np.clip(self.synth(rows, train, test), eps, 1 - eps)
-        la, lb = np.log(a / (1 - a)), np.log(b / (1 - b))
-        m = self.meta[test]
-        return np.column_stack([la, lb, la[:, None] * m, lb[:, None] * m, m])
-
-    def __call__(self, rows, train, test):
-        from sklearn.linear_model import LogisticRegression
-
-        groups = sorted({rows[i].source if not rows[i].synthetic else rows[i].file for i in train})
-        fold_of = {g: k % self.folds for k, g in enumerate(groups)}
-        key = [fold_of[rows[i].source if not rows[i].synthetic else rows[i].file] for i in train]
-        z = np.zeros((len(train), 2 + 2 * self.meta.shape[1] + self.meta.shape[1]))
-        for k in range(self.folds):
-            inner_test = [j for j, f in enumerate(key) if f == k]
-            inner_train = [train[j] for j, f in enumerate(key) if f != k]
-            z[inner_test] = self._z(rows, inner_train, [train[j] for j in inner_test])
-        gate = LogisticRegression(C=1.0, max_iter=2000)
-        gate.fit(z, [rows[i].label for i in train], sample_weight=weights(rows, train))
-        return gate.predict_proba(self._z(rows, train, test))[:, 1]
-
-
 class HGB:
+    """Gradient boosting over the dense binary features, synthetic texts weighted as in LR."""
+
     def __init__(self, X, **kw):
         self.X, self.kw = X, kw
 
@@ -199,13 +158,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--designs", default="", help="comma-separated design names (default: all)")
     ap.add_argument("--family", default="", help="en or ar (default: both)")
+    ap.add_argument("--ensembles", action="store_true", help="score the two-expert ensembles (max, learned gate) "
+                    "of one family (default en) instead")
     args = ap.parse_args()
+    if args.ensembles:
+        ensembles(args.family or "en")
+        return
     from mirage.label.parse3 import prepare
 
     rows, feats, hits = load()
     texts = prepare([r.text for r in rows])
-    meta = np.array([[float("T:sentences:1" in f or "T:sentences:0" in f), math.log1p(len(t)) / 8]
-                     for f, t in zip(feats, texts, strict=True)])
     lex = lexicon_features(texts)
     for family in [args.family] if args.family else ["en", "ar"]:
         ix = [i for i, r in enumerate(rows) if r.family == family]
@@ -213,24 +175,19 @@ def main() -> None:
         f_sub = [feats[i] for i in ix]
         h_sub = [hits[i] for i in ix]
         X, _ = binary_matrix(f_sub)
-        XL, _ = binary_matrix([f + lex[i] for f, i in zip(f_sub, ix, strict=True)])
-        Xc = char_matrix([texts[i] for i in ix], tfidf=False)
-        Xt = char_matrix([texts[i] for i in ix], tfidf=True)
-        Xd, _ = binary_matrix(f_sub, min_df=40)
-        m = meta[ix]
         all_ix = list(range(len(sub)))
-        designs = {}
+        designs = {}  # name -> a function building the design (matrices are built only for the designs run)
         for c in (0.1, 0.3, 1.0):
-            designs[f"lr C={c} (parse-v3)"] = LR(X, c)
+            designs[f"lr C={c} (parse-v3)"] = lambda c=c: LR(X, c)
         for c in (0.3, 1.0):
-            designs[f"lr+lexicon words C={c}"] = LR(XL, c)
-            designs[f"lr+char3-5 binary C={c}"] = LR(hstack([X, Xc]).tocsr(), c)
-            designs[f"lr+char3-5 tfidf C={c}"] = LR(hstack([X, Xt]).tocsr(), c)
-        designs["max(real expert, synth expert)"] = Max(LR(X, 1.0, real_only=True), LR(X, 1.0, synth_weight=1.0))
-        designs["gate(real expert, synth expert)"] = Gate(LR(X, 1.0, real_only=True), LR(X, 1.0, synth_weight=1.0), m)
-        designs["gate(real expert, w0.3 model)"] = Gate(LR(X, 1.0, real_only=True), LR(X, 1.0), m)
-        designs[f"hgb (features df>={40}, {Xd.shape[1]})"] = HGB(Xd.toarray().astype(np.float32), max_iter=200,
-                                                                  learning_rate=0.1, max_leaf_nodes=31)
+            designs[f"lr+lexicon words C={c}"] = lambda c=c: LR(binary_matrix(
+                [f + lex[i] for f, i in zip(f_sub, ix, strict=True)])[0], c)
+            designs[f"lr+char3-5 binary C={c}"] = lambda c=c: LR(hstack(
+                [X, char_matrix([texts[i] for i in ix], tfidf=False)]).tocsr(), c)
+            designs[f"lr+char3-5 tfidf C={c}"] = lambda c=c: LR(hstack(
+                [X, char_matrix([texts[i] for i in ix], tfidf=True)]).tocsr(), c)
+        designs["hgb (features in >= 40 texts)"] = lambda: HGB(binary_matrix(f_sub, min_df=40)[0].toarray().astype(
+            np.float32), max_iter=200, learning_rate=0.1, max_leaf_nodes=31)
         wanted = [d for d in args.designs.split(",") if d]
         lex_f1, lex_src = lexicon_by_source(sub, all_ix)
         print(f"\n== {family}: {len(sub)} rows, {sum(not r.synthetic for r in sub)} real; lexicon-v1 pooled "
@@ -239,7 +196,7 @@ def main() -> None:
             if wanted and not any(w in name for w in wanted):
                 continue
             t0 = time.time()
-            r = evaluate(design, sub, h_sub, all_ix, family)
+            r = evaluate(design(), sub, h_sub, all_ix, family)
             below = [s for s, v in r["by_source"].items() if v < lex_src[s]]
             print(f"{name:38s} LOSO F1 {r['f1']:.3f} (P {r['precision']:.2f} R {r['recall']:.2f}) t={r['t']:.2f} "
                   f"left-out {({k: round(v, 3) for k, v in r['checks'].items()})} "
@@ -250,3 +207,71 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def experts_oof(rows: list[Row], X, c: float = 1.0) -> tuple[np.ndarray, np.ndarray, list[tuple[str, ...]]]:
+    """Out-of-group scores of a real-text expert (LR on real rows) and a synthetic-shape expert (LR on synthetic rows):
+    each real source scored by experts trained without it, each synthetic group (the realistic dev files, the
+    single-sentence set, the training files) by experts trained without that group."""
+    from sklearn.linear_model import LogisticRegression
+
+    groups = [tuple(CONSTRAINTS["en"]["realistic"][0]), tuple(CONSTRAINTS["en"]["single"][0])]
+    group = [r.source if not r.synthetic else next((g for g in groups if r.file in g), ("training",)) for r in rows]
+    real, synth = np.zeros(len(rows)), np.zeros(len(rows))
+    for g in sorted(set(group), key=str):
+        test = [i for i, k in enumerate(group) if k == g]
+        for out, pick in ((real, lambda r: not r.synthetic), (synth, lambda r: r.synthetic)):
+            train = [i for i, r in enumerate(rows) if pick(r) and group[i] != g]
+            m = LogisticRegression(C=c, solver="liblinear", max_iter=1000, random_state=SEED)
+            m.fit(X[train], [rows[i].label for i in train])
+            out[test] = m.predict_proba(X[test])[:, 1]
+    return real, synth, group
+
+
+def gate_scores(rows: list[Row], real: np.ndarray, synth: np.ndarray, meta: np.ndarray, group: list) -> np.ndarray:
+    """A logistic gate over the experts' logits and shape features, per group fitted on the other groups' scores
+    (the experts behind those scores saw the scored group: an optimistic approximation of a nested fit)."""
+    from sklearn.linear_model import LogisticRegression
+
+    eps = 1e-4
+    la, lb = (np.log(np.clip(p, eps, 1 - eps) / (1 - np.clip(p, eps, 1 - eps))) for p in (real, synth))
+    z = np.column_stack([la, lb, la[:, None] * meta, lb[:, None] * meta, meta])
+    w = weights(rows, range(len(rows)))
+    out = np.zeros(len(rows))
+    for g in set(group):
+        test = [i for i, k in enumerate(group) if k == g]
+        train = [i for i, k in enumerate(group) if k != g]
+        gate = LogisticRegression(C=1.0, max_iter=2000).fit(z[train], [rows[i].label for i in train], sample_weight=w[train])
+        out[test] = gate.predict_proba(z[test])[:, 1]
+    return out
+
+
+class Fixed:
+    """Scores computed out of group beforehand (experts_oof, gate_scores): the design's probabilities as given."""
+
+    def __init__(self, p: np.ndarray):
+        self.p = p
+
+    def __call__(self, rows, train, test):
+        return self.p[test]
+
+
+def ensembles(family: str = "en") -> None:
+    from mirage.label.parse3 import prepare
+
+    rows, feats, hits = load()
+    ix = [i for i, r in enumerate(rows) if r.family == family]
+    sub, f_sub, h_sub = [rows[i] for i in ix], [feats[i] for i in ix], [hits[i] for i in ix]
+    texts = prepare([r.text for r in sub])
+    meta = np.array([[float("T:sentences:1" in f or "T:sentences:0" in f), math.log1p(len(t)) / 8]
+                     for f, t in zip(f_sub, texts, strict=True)])
+    t0 = time.time()
+    real, synth, group = experts_oof(sub, binary_matrix(f_sub)[0])
+    print(f"experts out of group: {time.time() - t0:.0f} s", flush=True)
+    for name, p in (("real expert alone", real), ("synthetic expert alone", synth),
+                    ("max(real expert, synthetic expert)", np.maximum(real, synth)),
+                    ("gate(real expert, synthetic expert)", gate_scores(sub, real, synth, meta, group))):
+        r = evaluate(Fixed(p), sub, h_sub, list(range(len(sub))), family)
+        print(f"{name:38s} LOSO F1 {r['f1']:.3f} (P {r['precision']:.2f} R {r['recall']:.2f}) t={r['t']:.2f} "
+              f"left-out {({k: round(v, 3) for k, v in r['checks'].items()})} "
+              f"per source {({s: round(v, 2) for s, v in r['by_source'].items()})}", flush=True)
