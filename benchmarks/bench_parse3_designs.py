@@ -22,20 +22,26 @@ from pathlib import Path
 import numpy as np
 from scipy.sparse import csr_matrix, hstack
 
+from mirage.label.train import data_record
 from mirage.label.train3 import CONSTRAINTS, SEED, SYNTHETIC_WEIGHT, THRESHOLDS, Row, _f1, featurised, training_data
 
 CACHE = Path.home() / ".cache" / "mirage"
 
 
 def load(data_dir: str = "data") -> tuple[list[Row], list[list[str]], list[bool]]:
+    """(rows, features, asserted hits) of train3's training data, from the cache when its files are unchanged."""
     path = CACHE / "parse3_feats.pkl"
-    if path.exists():
-        doc = pickle.loads(path.read_bytes())
+    files, rows = training_data(data_dir)
+    record = data_record(files, data_dir)
+    doc = pickle.loads(path.read_bytes()) if path.exists() else {}
+    if doc.get("data") == record:
         rows, out = doc["rows"], doc["out"]
     else:
-        _, rows = training_data(data_dir)
         out = featurised(rows, data_dir, CACHE / "parse3_docs.pkl")
-        path.write_bytes(pickle.dumps({"rows": rows, "out": out}))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps({"data": record, "rows": rows, "out": out}))
+        tmp.replace(path)
     return rows, [o[1] for o in out], [o[2] for o in out]
 
 
