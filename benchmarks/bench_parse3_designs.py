@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from scipy.sparse import csr_matrix, hstack
 
-from mirage.label.train import data_record
-from mirage.label.train3 import CONSTRAINTS, SEED, SYNTHETIC_WEIGHT, THRESHOLDS, Row, _f1, featurised, training_data
+from mirage.judges.train import data_record
+from mirage.judges.train3 import CONSTRAINTS, SEED, SYNTHETIC_WEIGHT, THRESHOLDS, Row, _f1, featurised, training_data
 
 CACHE = Path.home() / ".cache" / "mirage"
 
@@ -66,7 +66,7 @@ def char_matrix(texts: list[str], tfidf: bool):
 def lexicon_features(texts: list[str]) -> list[list[str]]:
     """lexicon-v1's evidence per word: each violence stem present, and whether an identity form or person reference
     lies within its window (the per-word counts behind the lexicon's verdict)."""
-    from mirage.label.lexicon import VIOLENCE_STEMS, VIOLENCE_STEMS_AR, tokens
+    from mirage.judges.lexicon import VIOLENCE_STEMS, VIOLENCE_STEMS_AR, tokens
 
     out = []
     for text in texts:
@@ -149,7 +149,7 @@ def evaluate(design, rows: list[Row], hits: list[bool], fam_ix: list[int], famil
 
 
 def lexicon_by_source(rows: list[Row], fam_ix: list[int]) -> tuple[float, dict[str, float]]:
-    from mirage.label.lexicon import LexiconJudge
+    from mirage.judges.lexicon import LexiconJudge
 
     real = [i for i in fam_ix if not rows[i].synthetic]
     pred = [v[0] or 0 for v in LexiconJudge(12, "data").label_violence([(None, rows[i].text, False) for i in real])]
@@ -170,7 +170,7 @@ def main() -> None:
     if args.ensembles:
         ensembles(args.family or "en")
         return
-    from mirage.label.parse3 import prepare
+    from mirage.judges.parse3 import prepare
 
     rows, feats, hits = load()
     texts = prepare([r.text for r in rows])
@@ -263,7 +263,7 @@ class Fixed:
 
 
 def ensembles(family: str = "en") -> None:
-    from mirage.label.parse3 import prepare
+    from mirage.judges.parse3 import prepare
 
     rows, feats, hits = load()
     ix = [i for i, r in enumerate(rows) if r.family == family]
