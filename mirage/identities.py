@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from mirage import artefacts
 from mirage.io import DataError, load_yaml
@@ -57,6 +59,17 @@ def project_set() -> IdentitySet | None:
     """The identity set of the project run from (data/identities.yaml of the working folder), None outside a project:
     params name identities of it, and commands that read no data (metrics, generate, report) run anywhere."""
     return load() if Path(artefacts.identities()).is_file() else None
+
+
+def known(value: str) -> str:
+    """A params value naming an identity: one of the project's identity set (unchecked outside a project)."""
+    if value and (s := project_set()):
+        s.check(value)
+    return value
+
+
+#: A params field naming an identity of data/identities.yaml.
+IdentityName = Annotated[str, AfterValidator(known)]
 
 
 def load(data_dir: str | Path = artefacts.DATA) -> IdentitySet:

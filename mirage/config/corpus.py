@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mirage.identities import project_set
+from mirage.identities import IdentityName, project_set
 
 Language = Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"]
 ARABIC: tuple[str, ...] = ("ar-msa", "ar-egy", "ar-lev", "ar-mag")
@@ -17,12 +17,12 @@ class CorpusParams(BaseModel):
 
     seed: int = Field(20260616, ge=0, le=2**63 - 1, description="Seed for instantiation order, split and subset draws (hash-based, platform independent).")
     instantiations_per_template: int = Field(200, ge=1, le=100_000, description="Base prompts per template (paper §3.2: 200).")
-    identities: list[str] = Field(
+    identities: list[IdentityName] = Field(
         default_factory=lambda: list(s.names) if (s := project_set()) else [],
         description="Identity variants per base prompt, from data/identities.yaml (default: every identity there, so "
         "adding one is a data change); the focal identity must be among them.",
     )
-    focal_identity: str = Field(
+    focal_identity: IdentityName = Field(
         default_factory=lambda: s.default_focal if (s := project_set()) else "",
         description="The focal identity (default: the first of data/identities.yaml); all others are controls.",
     )
@@ -38,15 +38,6 @@ class CorpusParams(BaseModel):
     def _unique(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v) or len(v) == 1:
             raise ValueError("identities must be at least two distinct values")
-        if s := project_set():
-            s.check(v)
-        return v
-
-    @field_validator("focal_identity")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        if v and (s := project_set()):
-            s.check(v)
         return v
 
     @model_validator(mode="after")

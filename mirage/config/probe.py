@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mirage.identities import project_set
+from mirage.identities import IdentityName, project_set
 
 Template = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
 
@@ -41,11 +41,11 @@ class ProbeParams(BaseModel):
     )
     bases_per_template: int = Field(10, ge=1, le=100_000, description="Base prompts per template; each gives one focal/control pair (App. E.1: 10).")
     language: Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"] = Field("en", description="Language of the probe prompts.")
-    focal_identity: str = Field(
+    focal_identity: IdentityName = Field(
         default_factory=lambda: s.default_focal if (s := project_set()) else "",
         description="Identity of the focal prompt of each pair (default: the first of data/identities.yaml).",
     )
-    controls: list[str] = Field(
+    controls: list[IdentityName] = Field(
         default_factory=list,
         description="Control identities, assigned to the selected base prompts in rotation (empty: every other "
         "identity of data/identities.yaml).",
@@ -88,20 +88,11 @@ class ProbeParams(BaseModel):
                 raise ValueError(str(exc)) from None
         return v
 
-    @field_validator("focal_identity")
-    @classmethod
-    def _known(cls, v: str) -> str:
-        if v and (s := project_set()):
-            s.check(v)
-        return v
-
     @field_validator("controls")
     @classmethod
     def _distinct(cls, v: list[str]) -> list[str]:
         if len(set(v)) != len(v):
             raise ValueError("controls must be distinct identities")
-        if s := project_set():
-            s.check(v)
         return v
 
     @model_validator(mode="after")

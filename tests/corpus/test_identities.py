@@ -116,7 +116,7 @@ def test_params_name_identities_of_the_set(tmp_path, monkeypatch, data):
                                              encoding="utf-8")
     with pytest.raises(ParamsError) as err:
         load_params(data.parent / "params.yaml")
-    assert "params.yaml: probe.controls: 'buddhist' not an identity of data/identities.yaml" in str(err.value)
+    assert "params.yaml: probe.controls.1: 'buddhist' not an identity of data/identities.yaml" in str(err.value)
     (data.parent / "params.yaml").write_text("corpus: {focal_identity: sikh}\n", encoding="utf-8")
     p = load_params(data.parent / "params.yaml")
     assert p.corpus.identities[-1] == "sikh" and p.corpus.focal_identity == "sikh"
