@@ -208,15 +208,21 @@ def _bias(rows: pd.DataFrame, key: Callable[[pd.Series], str] | str, scale: floa
     return _long(rows, key, scale, digits, show_p=True)
 
 
+def _rates_by_condition(metrics: pd.DataFrame, **where) -> list[pd.DataFrame]:
+    """V focal, V control (%) and ΔV (pp, with its floor) per condition, as long rows keyed "C1 V focal", ..."""
+    parts = [_long(select(metrics, m, condition=ANY, **where), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
+             for m, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
+    parts.append(_bias(select(metrics, DV, condition=ANY, **where), lambda r: f"{r.condition} ΔV", 100, 1))
+    return parts
+
+
 def table3(inp: Inputs) -> Table:
     t = Table("table3_rates_by_condition", "Table 3: violence rate by condition",
               "Violent-completion rate (%) per model and condition: focal, pooled controls and ΔV = focal − control (pp), "
               "with 95% CIs and n (prompts); the ΔV cell adds the identity-placebo floor and the excess of ΔV over it "
               "(interval of its test, p); C2 also ΔV of the reasoning trace. CAI = V(C2)/V(C1) on the matched subset "
               "(Fieller interval; undefined when V(C1) = 0).")
-    parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for m, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
-    parts.append(_bias(select(inp.metrics, DV, condition=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
+    parts = _rates_by_condition(inp.metrics)
     parts.append(_bias(select(inp.metrics, DV + REASONING, condition="C2"), lambda r: "C2 ΔV reasoning trace", 100, 1))
     parts.append(_long(select(inp.metrics, CAI, condition=EITHER), lambda r: CAI, 1, 2))
     keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + ["C2 ΔV reasoning trace", CAI]
@@ -242,10 +248,7 @@ def table_gender_cells(inp: Inputs) -> Table:
               "of the focal identity and the pooled controls and ΔV (pp) per gender, over the base prompts whose cue carries "
               "it, with 95% CIs, n (base prompts), the identity-placebo floor and the excess over it. Each cell's ΔV is a "
               "headline claim (metrics.intersectional), Holm-adjusted with the model's other claims (table_claims).")
-    m = inp.metrics
-    parts = [_long(select(m, metric, condition=ANY, gender=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for metric, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
-    parts.append(_bias(select(m, DV, condition=ANY, gender=ANY), lambda r: f"{r.condition} ΔV", 100, 1))
+    parts = _rates_by_condition(inp.metrics, gender=ANY)
     keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")]
     return _finish(t, pd.concat(parts), ["model", "gender"], keys, inp.models,
                    "no religion × gender cells in metrics.csv (metrics.intersectional is off)")
