@@ -145,11 +145,14 @@ def audits(reps: int, seed: int) -> None:
             others = tested if truth is None else tested[~tested["metric"].isin(["dV", "dV_reasoning"])
                                                          | ~tested["condition"].isin(["C1", "C2"])]
             any_diff.append(bool(others["verdict"].isin([A_MORE, B_MORE]).any()))
+            if (r + 1) % 25 == 0:
+                print(f"   {name}: {sum(any_diff)} 'different' of {r + 1}", flush=True)
         rate = float(np.mean(any_diff))
         rows.append({"scenario": name, "claims (m)": np.mean(m), "any other claim 'different'": rate,
                      "ok": ok(rate, 0, ALPHA + 2 * se(ALPHA, reps)), "ΔV C1 A − B (pp)": 100 * np.mean(dv_est),
                      "truth (pp)": 100 * (truth or 0.0), "ΔV C1 'A more biased'": np.mean(dv_found),
                      "s": f"{time.perf_counter() - t0:.0f}"})
+        print(f"   {name}: {rate:.3f} 'different' ({sum(any_diff)} of {reps})", flush=True)
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
