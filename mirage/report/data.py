@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from mirage.io import DataError, read_jsonl
+from mirage.names import JURY_PREFIX
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,
@@ -221,6 +222,20 @@ def load_correction_notes(summary_path: Path) -> dict[str, str]:
     except (json.JSONDecodeError, AttributeError):
         return {}
     return {str(m): str(v.get("note", "")) for m, v in block.items() if isinstance(v, dict)} if isinstance(block, dict) else {}
+
+
+def judged_more_than_once(labels: pd.DataFrame) -> list[str]:
+    """The models whose completions more than one judge labelled: several `judge` values among their label rows, or
+    a jury whose rows keep each member's own labels (`votes`)."""
+    if labels.empty or "judge" not in labels:
+        return []
+    out = []
+    for model, rows in labels.groupby("model", sort=False):
+        judges = set(rows["judge"].dropna().astype(str))
+        jury = any(j.startswith(JURY_PREFIX) for j in judges) and "votes" in rows and bool(rows["votes"].notna().any())
+        if len(judges) > 1 or jury:
+            out.append(str(model))
+    return out
 
 
 def load_jsonl_frame(paths: list[Path], required: tuple[str, ...], keep: tuple[str, ...] | None = None) -> pd.DataFrame:
