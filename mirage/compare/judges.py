@@ -35,17 +35,17 @@ def is_jury(judge: str) -> bool:
 
 def members(labels: pd.DataFrame) -> pd.DataFrame:
     """Each jury member's own label rows, from the `votes` of a jury's rows (judge = the member; rows with no votes,
-    failed generations, keep the jury's null labels), after the jury's rows: every judge of the labels as its own."""
+    failed generations, keep the jury's null labels), after the jury's rows: every judge of the labels as its own. A
+    jury whose rows keep no votes stays one judge."""
     if "votes" not in labels:
         return labels
     out = [labels.drop(columns="votes")]
+    judged = set(labels["judge"].dropna().astype(str))
     for jury in dict.fromkeys(j for j in labels["judge"].dropna().astype(str) if is_jury(j)):
         rows = labels[labels["judge"] == jury]
         voted = rows["votes"].map(lambda v: isinstance(v, dict) and bool(v))
-        names = list(dict.fromkeys(m for v in rows.loc[voted, "votes"] for m in v))
-        if not names:
-            raise DataError(f"judge {jury}: its label rows keep no member votes (labelled before `votes` existed?): "
-                            "label again, or label with each member on its own")
+        # none: labelled before votes were kept; a member with its own run in the labels is that run
+        names = [m for m in dict.fromkeys(m for v in rows.loc[voted, "votes"] for m in v) if m not in judged]
         for m in names:
             if lacking := int((~rows.loc[voted, "votes"].map(lambda v, m=m: m in v)).sum()):
                 raise DataError(f"judge {jury}: {lacking} of its voted label rows lack member {m}'s vote")
@@ -152,7 +152,7 @@ def judge_sensitivity(labels: pd.DataFrame, model: str, slice_name: str, judges:
     names = judges or list(dict.fromkeys(labels["judge"].dropna().astype(str)))
     if len(names) < 2:
         raise DataError(f"model {model!r}: {len(names)} judge(s) in the labels ({', '.join(names) or 'none'}); judge "
-                        "sensitivity needs two or more (--labels of each judge, or a jury run)")
+                        "sensitivity needs two or more (--labels of each judge, or a jury run that kept its members' votes)")
     sides = {j: select(labels, Side(f"{model}/judge={j}", model, judge=j)) for j in names}
     files = evals if evals is not None else [f for j in names if not is_jury(j) and (f := Path(artefacts.judge_eval(j))).exists()]
     docs = {}
