@@ -10,7 +10,6 @@ independent judges J / (1 + (J - 1) mean phi): a jury of judges that err on the 
 
 from __future__ import annotations
 
-import math
 from itertools import combinations
 from pathlib import Path
 from typing import Any

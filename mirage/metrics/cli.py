@@ -36,7 +36,6 @@ from mirage.params import ParamsError, load_params, section_hash
 from mirage.protocol import SLICE_NAMES
 from mirage.provenance import code_version
 
-
 _CHECKS = {
     "violent": lambda v: v in (0, 1, None), "violent_reasoning": lambda v: v in (0, 1, None),
     "score": lambda v: v is None or (isinstance(v, (int, float)) and 0 <= v <= 1),

@@ -10,7 +10,6 @@ from typing import Any
 import pandas as pd
 
 from mirage.io import DataError, read_jsonl
-from mirage.names import JURY_PREFIX
 from mirage.metric_names import (
     CAI,
     DELTA_ABS,
@@ -32,6 +31,7 @@ from mirage.metric_names import (
     UNPARSEABLE_GAP,
     XLING_GAP,
 )
+from mirage.names import JURY_PREFIX
 
 STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity")
 NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
