@@ -9,6 +9,7 @@ engine   the paired engine (compare_claim) on per-unit claim values, strong shar
 audits   whole synthetic audits through compare_runs (every headline claim, Holm, verdicts), two runs on shared prompts:
          two identical identity-blind models, and a model whose chain of thought adds violence for every identity
          against one without: any "A/B more biased" verdict <= 5 %; a planted ΔV C1 difference recovered without bias
+claims   each claim's paired test alone on two identical identity-blind models (C1, C2): uniform null p-values
 cai      one identity-blind model whose CoT adds violence for every identity, through compute_metrics: CAI significant
          after Holm (the headline decision) <= 6.5 %, against the old test (H0 CAI = 1) for reference
 planner  `mirage estimate --power --versus` minimum detectable difference vs the share of simulated comparisons whose
@@ -145,11 +146,42 @@ def audits(reps: int, seed: int) -> None:
             others = tested if truth is None else tested[~tested["metric"].isin(["dV", "dV_reasoning"])
                                                          | ~tested["condition"].isin(["C1", "C2"])]
             any_diff.append(bool(others["verdict"].isin([A_MORE, B_MORE]).any()))
+            if (r + 1) % 25 == 0:
+                print(f"   {name}: {sum(any_diff)} 'different' of {r + 1}", flush=True)
         rate = float(np.mean(any_diff))
         rows.append({"scenario": name, "claims (m)": np.mean(m), "any other claim 'different'": rate,
                      "ok": ok(rate, 0, ALPHA + 2 * se(ALPHA, reps)), "ΔV C1 A − B (pp)": 100 * np.mean(dv_est),
                      "truth (pp)": 100 * (truth or 0.0), "ΔV C1 'A more biased'": np.mean(dv_found),
                      "s": f"{time.perf_counter() - t0:.0f}"})
+        print(f"   {name}: {rate:.3f} 'different' ({sum(any_diff)} of {reps})", flush=True)
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+# --- claims -------------------------------------------------------------------------------------------------------
+
+
+def claims_null(reps: int, seed: int) -> None:
+    from scipy import stats
+
+    from mirage.compare.paired import claim_units, shared_prompts
+
+    print(f"\n2b. Each claim's paired test alone, two identical identity-blind models (C1 and C2 of the audits above, {reps} "
+          "comparisons): the null p-values should be uniform; share at alpha and at Holm's first step alpha / 8")
+    p, ps = MetricsParams(n_boot=200, n_perm=999), {}
+    for r in range(reps):
+        a = audit("A", np.random.default_rng([seed, r, 0]), np.random.default_rng([seed, r, 1]))
+        b = audit("B", np.random.default_rng([seed, r, 0]), np.random.default_rng([seed, r, 2]))
+        a, b, _ = shared_prompts(a[a["condition"] != "C3"], b[b["condition"] != "C3"])
+        ca, cb = claim_units(a, p), claim_units(b, p)
+        for key in sorted(set(ca) & set(cb)):
+            ps.setdefault(f"{key[0]} {key[1]}", []).append(compare_claim(key, ca[key][1], cb[key][1], p)["p"])
+    rows = []
+    for claim, v in ps.items():
+        v = np.asarray(v)
+        v = v[np.isfinite(v)]
+        if len(v):
+            rows.append({"claim": claim, "n": len(v), "p <= 0.05": np.mean(v <= ALPHA), "p <= 0.05 / 8": np.mean(v <= ALPHA / 8),
+                         "KS p (uniform)": stats.kstest(v, "uniform").pvalue})
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
@@ -202,7 +234,7 @@ def planner(reps: int, seed: int) -> None:
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
-SECTIONS = ("engine", "audits", "cai", "planner")
+SECTIONS = ("engine", "audits", "claims", "cai", "planner")
 
 
 def main() -> None:
@@ -220,7 +252,8 @@ def main() -> None:
                 continue
             t = time.perf_counter()
             {"engine": lambda: engine(args.reps, args.seed), "audits": lambda: audits(args.audits, args.seed),
-             "cai": lambda: cai(args.audits, args.seed), "planner": lambda: planner(args.reps, args.seed)}[name]()
+             "claims": lambda: claims_null(args.audits, args.seed), "cai": lambda: cai(args.audits, args.seed),
+             "planner": lambda: planner(args.reps, args.seed)}[name]()
             print(f"   [{name}: {time.perf_counter() - t:.0f} s]", flush=True)
 
 

@@ -264,17 +264,25 @@ def compare(slice_name: str, name: str) -> dict[str, str]:
             "section": f"{d}/section.html"}
 
 
+def series_dir(slice_name: str, name: str) -> str:
+    return f"{RESULTS}/compare/{slice_name}/series/{name}"
+
+
 def series(slice_name: str, name: str) -> dict[str, str]:
     """`mirage over-time NAME`: each headline claim of a model family's snapshots against release date (table, summary,
     figure, report section)."""
-    d = f"{RESULTS}/compare/{slice_name}/series/{name}"
+    d = series_dir(slice_name, name)
     return {"table": f"{d}/series.csv", "summary": f"{d}/series.json", "figure": f"{d}/series.png",
             "section": f"{d}/section.html"}
 
 
+def judge_sensitivity_dir(slice_name: str, model: str) -> str:
+    return f"{RESULTS}/compare/{slice_name}/judges/{_part(model)}"
+
+
 def judge_sensitivity(slice_name: str, model: str) -> dict[str, str]:
     """`mirage judges --model M`: one model's completions under several judges (claims, agreement, gold-set panel)."""
-    d = f"{RESULTS}/compare/{slice_name}/judges/{_part(model)}"
+    d = judge_sensitivity_dir(slice_name, model)
     return {"table": f"{d}/judges.csv", "summary": f"{d}/judges.json", "section": f"{d}/section.html"}
 
 

@@ -119,16 +119,35 @@ def slice_stage(params: Params, slice_name: str) -> dict[str, Any]:
     return {"cmd": cmd, "deps": deps, "params": sections, "outs": outs}
 
 
-def compare_stage(params: Params, name: str) -> dict[str, Any]:
-    """A `compare.pairs` entry: its Snakemake target, on the same sources, code and params as its slice up to the labels,
-    plus `metrics` and `compare`."""
-    pair = params.compare.pairs[name]
-    base = slice_stage(params, pair.slice)
-    chosen = params.model_set_of(pair.slice)
-    cmd = f"snakemake {artefacts.compare(pair.slice, name)['summary']} --cores all --resources gpu=8 api=4"
+def compare_stage(params: Params, slice_name: str, target: str, out: str, deps: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A `compare` entry (pair, series or judge set) of a slice: its Snakemake target, on the same sources, code and
+    params as the slice up to the labels, plus `metrics` and `compare` (and `deps`: files the entry names)."""
+    base = slice_stage(params, slice_name)
+    chosen = params.model_set_of(slice_name)
+    cmd = f"snakemake {target} --cores all --resources gpu=8 api=4"
     sections = [s for s in base["params"] if s not in ("report", "probe")] + ["compare"]
-    return {"cmd": cmd + (f" --config model_set={chosen}" if chosen else ""), "deps": base["deps"], "params": sections,
-            "outs": [artefacts.compare_dir(pair.slice, name)]}
+    return {"cmd": cmd + (f" --config model_set={chosen}" if chosen else ""), "deps": [*base["deps"], *deps],
+            "params": sections, "outs": [out]}
+
+
+def compare_stages(params: Params) -> dict[str, Any]:
+    """`compare-NAME` per `compare.pairs`, `over-time-NAME` per `compare.series`, `judges-NAME` per `compare.judges`
+    entry of a public slice."""
+    c, stages = params.compare, {}
+    for name, pair in c.pairs.items():
+        if pair.slice in PUBLIC_SLICES:
+            stages[f"compare-{name}"] = compare_stage(params, pair.slice, artefacts.compare(pair.slice, name)["summary"],
+                                                      artefacts.compare_dir(pair.slice, name))
+    for name, series in c.series.items():
+        if series.slice in PUBLIC_SLICES:
+            stages[f"over-time-{name}"] = compare_stage(params, series.slice, artefacts.series(series.slice, name)["summary"],
+                                                        artefacts.series_dir(series.slice, name))
+    for name, run in c.judges.items():
+        if run.slice in PUBLIC_SLICES:  # the gold sets the members' error correlation is measured on
+            stages[f"judges-{name}"] = compare_stage(
+                params, run.slice, artefacts.judge_sensitivity(run.slice, run.model)["summary"],
+                artefacts.judge_sensitivity_dir(run.slice, run.model), (*artefacts.judge_gold_sets(), *run.labels))
+    return stages
 
 
 def build(params: Params) -> dict[str, Any]:
@@ -157,9 +176,7 @@ def build(params: Params) -> dict[str, Any]:
         stages[judge_stage_name(own)] = judge_stage(params, own)  # a slice's own judge, e.g. the LLM judge of lite
     for s in PUBLIC_SLICES:  # the held-out split is built from a private folder and never goes to a public remote
         stages[s] = slice_stage(params, s)
-    for name, pair in params.compare.pairs.items():
-        if pair.slice in PUBLIC_SLICES:
-            stages[f"compare-{name}"] = compare_stage(params, name)
+    stages |= compare_stages(params)
     return {
         "stages": stages,
         "metrics": [artefacts.metrics(s)["summary"] for s in PUBLIC_SLICES],

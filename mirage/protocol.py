@@ -50,3 +50,5 @@ DECISION_TEMPLATE = "T5"
 def mitigations_for(condition: str, which: list[str] | tuple[str, ...]) -> list[str]:
     """Mitigations rendered under `condition`: `structural` applies to C3 only."""
     return [m for m in which if m != STRUCTURAL or condition == DECISION_CONDITION]
+#: A jury member's own labels of one sample, kept in a label row's `votes` (member -> these fields).
+VOTE_FIELDS: tuple[str, ...] = ("violent", "violent_reasoning", "decision", "score", "parse_ok", "refusal")

@@ -174,79 +174,55 @@ def over_time(name: str, label_files: tuple[str, ...], params_path: str, out_tab
 @click.command("judges")
 @click.option("--model", required=True, help="The model whose completions the judges labelled.")
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), required=True, help="Slice of the labels.")
-@click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False), required=True,
-              help="Label files of the model's completions, one judge each or several (repeatable).")
-@click.option("--judge", "judges", multiple=True, help="Judges to compare, the first the reference (repeatable).  "
-              "[default: every judge in the labels, in order of appearance]")
+@click.option("--labels", "label_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Label files of the model's completions, one judge each or several, or one jury run (repeatable).  "
+                   f"[default: {artefacts.labels('{model}', '{slice}')}]")
+@click.option("--judge", "judges", multiple=True, help="Judges to compare, the first the reference (repeatable); a jury's "
+              "members are judges too.  [default: every judge in the labels in order of appearance, each jury followed "
+              "by its members]")
 @click.option("--judge-eval", "judge_evals", multiple=True, type=click.Path(dir_okay=False),
               help="judge_eval.json of each judge or jury member on the same gold sets (repeatable): their error "
                    f"correlation and the effective number of independent judges.  [default: {artefacts.judge_eval('{judge}')} "
-                   "of each judge, when present]")
+                   "of each judge that is not a jury, when present]")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration (metrics, compare).")
 @click.option("--out-table", type=click.Path(dir_okay=False),
               help=f"CSV.  [default: {artefacts.judge_sensitivity('{slice}', '{model}')['table']}]")
 def judges(model: str, slice_name: str, label_files: tuple[str, ...], judges: tuple[str, ...], judge_evals: tuple[str, ...],
            params_path: str, out_table: str | None) -> None:
     """Judge sensitivity: would another judge have changed the conclusion? For one model's completions labelled by
-    several judges (or by each member of a jury, labelled one by one): every headline claim under each judge against
-    the reference judge (the first) with the paired interval, test, Holm and verdict of `mirage compare` (same prompts,
-    same samples: only the judge differs), the sample-level agreement and Cohen's kappa of every two judges, and on the
-    gold sets (their judge_eval.json) each judge's error rate, the agreement and error correlation of every two and the
-    effective number of independent judges, J / (1 + (J - 1) mean correlation).
+    several judges, or by a jury (whose label rows keep each member's own labels: one jury run is enough): every
+    headline claim under each judge against the reference judge (the first; in a jury run the jury's majority) with the
+    paired interval, test, Holm and verdict of `mirage compare` (same prompts, same samples: only the judge differs),
+    the sample-level agreement and Cohen's kappa of every two judges, and on the gold sets (their judge_eval.json) each
+    judge's error rate, the agreement and error correlation of every two and the effective number of independent
+    judges, J / (1 + (J - 1) mean correlation).
+
+    \b
+      mirage judges --model m --slice lite                            a jury run (label.judge: [A, B, C])
+      mirage judges --model m --slice lite --labels a.jsonl --labels b.jsonl   two judges' runs
 
     Writes judges.csv (claims per judge against the reference), judges.json and section.html, beside each other.
     """
-    import html
-
-    import pandas as pd
-
-    from mirage.compare.judges import panel, sensitivity
-    from mirage.compare.sides import select
-    from mirage.config.compare import Side
+    from mirage.compare.judges import judge_sensitivity
     from mirage.metrics.cli import load_labels
-    from mirage.provenance import code_version
-    from mirage.untrusted import load_json
 
     try:
         params = load_params(params_path)
-        labels = pd.concat([load_labels([Path(x)]) for x in label_files], ignore_index=True)
-        labels = labels[labels["model"] == model]
-        names = list(judges) or list(dict.fromkeys(labels["judge"].dropna().astype(str)))
-        if len(names) < 2:
-            raise DataError(f"model {model!r}: {len(names)} judge(s) in the labels ({', '.join(names) or 'none'}); "
-                            "judge sensitivity needs two or more (--labels of each judge)")
-        sides = {j: select(labels, Side(f"{model}/judge={j}", model, judge=j)) for j in names}
-        evals = [Path(x) for x in judge_evals] or [f for j in names if (f := Path(artefacts.judge_eval(j))).exists()]
-        docs = {}
-        for f in evals:
-            d = load_json(f, "judge_eval.json")
-            docs[str(d.get("judge") or f.parent.name)] = d
-        gold = panel(docs) if len(docs) > 1 else {"note": "fewer than two judge_eval.json given: no gold-set panel"}
-        table, agree = sensitivity(sides, params.metrics, params.compare)
+        paths = [Path(x) for x in label_files] or [Path(artefacts.labels(model, slice_name))]
+        if missing := [str(x) for x in paths if not x.exists()]:
+            raise DataError(f"no label file(s): {', '.join(missing)}; run `mirage label` first or name them with --labels")
+        import pandas as pd
+
+        labels = pd.concat([load_labels([x], votes=True) for x in paths], ignore_index=True)
+        table, summary, section = judge_sensitivity(labels, model, slice_name, list(judges),
+                                                    [Path(x) for x in judge_evals] or None, params)
     except (ParamsError, DataError) as exc:
         raise click.ClickException(str(exc)) from None
-    except (KeyError, TypeError) as exc:
-        raise click.ClickException(f"a judge_eval.json lacks {exc} (written by `mirage judge eval`?)") from None
+    summary["provenance"]["label_files"] = [str(x) for x in paths]
+    names = summary["judges"]
     default = artefacts.judge_sensitivity(slice_name, model)
     outs = {"table": Path(out_table or default["table"])}
     outs |= {k: outs["table"].with_name(Path(default[k]).name) for k in ("summary", "section")}
-    summary = {"model": model, "slice": slice_name, "judges": names, "reference": names[0], "sample_agreement": agree,
-               "gold": gold, "claims": [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()}
-                                        for r in table.to_dict("records")],
-               "provenance": {"code_version": code_version(), "label_files": list(label_files),
-                              "judge_evals": [str(f) for f in evals]}}
-    e = html.escape
-    rows = "\n".join(f"<tr><td>{e(r['judge'])}</td><td>{e(r['claim'])}</td><td>{r['difference']:+.4g}</td>"
-                     f"<td>[{r['ci_low']:.4g}, {r['ci_high']:.4g}]</td><td>{e(r['verdict'])}</td></tr>"
-                     for r in table.to_dict("records"))
-    eff = gold.get("effective_judges")
-    section = (f"<section id=\"judges-{e(model)}\"><h2>Judge sensitivity: {e(model)}</h2>\n<p>{len(names)} judges labelled "
-               f"the same completions; reference {e(names[0])}. Sample agreement: "
-               + "; ".join(f"{e(a['a'])} vs {e(a['b'])} {a['agreement']:.3f} (κ {a['kappa'] if a['kappa'] is None else round(a['kappa'], 3)}, "
-                           f"n = {a['n']:,})" for a in agree if a["n"])
-               + (f". On the gold sets the effective number of independent judges is {eff:.2f} of {len(docs)}" if eff else "")
-               + ".</p>\n<table><tr><th>judge</th><th>claim</th><th>judge − reference</th><th>interval</th><th>verdict</th></tr>\n"
-               + rows + "\n</table></section>\n")
     with atomic_write(outs["table"]) as fh:
         table.to_csv(fh, index=False, lineterminator="\n")
     write_json(outs["summary"], summary)

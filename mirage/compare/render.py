@@ -44,10 +44,12 @@ def figure_png(table: pd.DataFrame, a: str, b: str, alpha: float, dpi: int = 150
     return data
 
 
-def _num(metric: str, v: float) -> str:
-    if not math.isfinite(v):
+def _num(metric: str, v: float, sign: str = "+") -> str:
+    """A claim value in its shown units (pp; CAI: ratio units), never -0.0; '–' when undefined."""
+    if v is None or not math.isfinite(v):
         return "–"
-    return f"{_shown(metric, v):+.2f}" if metric == CAI else f"{_shown(metric, v):+.1f}"
+    digits = 2 if metric == CAI else 1
+    return f"{round(_shown(metric, v), digits) + 0.0:{sign}.{digits}f}"
 
 
 def section_html(table: pd.DataFrame, summary: dict, png: bytes) -> str:
@@ -75,3 +77,50 @@ def section_html(table: pd.DataFrame, summary: dict, png: bytes) -> str:
                      f"<td>{_num(m, r['estimate_b'])}</td><td>{_num(m, r['difference'])}</td><td>{ival}</td><td>{p}</td>"
                      f"<td>{padj}</td><td>{e(r['verdict'] + (' (' + r['flag'] + ')' if r['flag'] else ''))}</td></tr>")
     return head + img + "<table>\n" + "\n".join(cells) + "\n</table></section>\n"
+
+
+def judges_section(table: pd.DataFrame, summary: dict) -> str:
+    """The judge-sensitivity section: the judges, their sample agreement, the gold-set panel and every claim of each
+    judge against the reference."""
+    s, e = summary, html.escape
+    juries = {j: m for j, m in s["jury_members"].items() if m}
+    who = ", ".join(f"<code>{e(j)}</code>" for j in s["judges"])
+    head = (f"<section id=\"judges-{e(s['model'])}\"><h2>Judge sensitivity: {e(s['model'])} (slice {e(s['slice'])})</h2>\n"
+            f"<p>{len(s['judges'])} judges labelled the same completions of {e(s['model'])}: {who}"
+            + "".join(f"; the members of <code>{e(j)}</code> each by their own votes" for j in juries)
+            + f". Every headline claim under each judge is compared with the reference <code>{e(s['reference'])}</code> "
+            "as by <code>mirage compare</code>: same prompts, same samples, only the judge differs (paired frame-level "
+            f"interval, paired test, Holm over each judge's claims at α = {s['alpha']:g}, equivalence within ± "
+            f"{s['margin_pp']:g} pp, CAI ± {s['margin_cai']:g}).</p>\n")
+    agree = ["<tr><th>judges</th><th>samples (n)</th><th>agreement</th><th>Cohen's κ</th></tr>"]
+    for a in s["sample_agreement"]:
+        if a["n"]:
+            kappa = "–" if a["kappa"] is None else f"{a['kappa']:.3f}"
+            agree.append(f"<tr><td>{e(a['a'])} vs {e(a['b'])}</td><td>{a['n']:,}</td><td>{a['agreement']:.3f}</td>"
+                         f"<td>{kappa}</td></tr>")
+    g = s["gold"]
+    if "note" in g:
+        gold = f"<p>Gold sets: {e(g['note'])}.</p>\n"
+    else:
+        rates = "; ".join(f"{e(j)} {100 * r:.1f} %" for j, r in g["error_rate"].items())
+        phis = "; ".join(f"{e(p['a'])} vs {e(p['b'])} φ {'–' if p['error_correlation'] is None else format(p['error_correlation'], '.2f')}"
+                         f" ({p['errors_both']} errors in common)" for p in g["pairs"])
+        eff = g["effective_judges"]
+        ci = g["effective_judges_ci"]
+        gold = (f"<p>On the gold sets (n = {g['n']:,} rows, each judge's judge_eval.json): error rates {rates}; error "
+                f"correlation {phis}; the effective number of independent judges, J / (1 + (J − 1) mean φ), "
+                + ("is undefined (no pair with errors on both sides)" if eff is None else
+                   f"is {eff:.2f} of {len(g['judges'])}" + (f", {100 * (1 - s['alpha']):g} % interval [{ci[0]:.2f}, "
+                                                            f"{ci[1]:.2f}] ({e(g['ci_method'])})" if ci else ""))
+                + ".</p>\n")
+    cells = ["<tr><th>judge</th><th>claim</th><th>n</th><th>judge</th><th>reference</th><th>judge − reference</th>"
+             "<th>interval</th><th>p Holm</th><th>verdict</th></tr>"]
+    for r in table.to_dict("records"):
+        m = r["metric"]
+        ival = f"[{_num(m, r['ci_low'])}, {_num(m, r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "–"
+        padj = f"{r['p_adj']:.2g}" if math.isfinite(r["p_adj"]) else "–"
+        cells.append(f"<tr><td>{e(r['judge'])}</td><td>{e(r['claim'])}</td><td>{r['n']}</td><td>{_num(m, r['estimate_a'], '')}</td>"
+                     f"<td>{_num(m, r['estimate_b'], '')}</td><td>{_num(m, r['difference'])}</td><td>{ival}</td>"
+                     f"<td>{padj}</td><td>{e(r['verdict'] + (' (' + r['flag'] + ')' if r['flag'] else ''))}</td></tr>")
+    return (head + "<table>\n" + "\n".join(agree) + "\n</table>\n" + gold + "<table>\n" + "\n".join(cells)
+            + "\n</table></section>\n")

@@ -1,4 +1,5 @@
-"""`compare:` section of params.yaml: the pairs the pipeline compares and the equivalence margins of the verdicts.
+"""`compare:` section of params.yaml: the pairs, series and judge sets the pipeline compares and the equivalence
+margins of the verdicts.
 
 A side is what one side of a comparison is: a model, one snapshot of it, one mitigation setting of it, or its
 completions as one judge labelled them. Syntax: `MODEL[@REVISION][/mitigation=M][/judge=J]`, e.g.
@@ -114,6 +115,28 @@ class Series(BaseModel):
         return v
 
 
+class JudgeRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="The model whose completions the judges labelled (its label file of the slice is read).")
+    slice: str = Field(description="Slice of the labels.")
+    labels: list[str] = Field(default_factory=list, description="Further label files of the same completions by other "
+                              "judges (`mirage label --judge J --out FILE`); a jury's own label file needs none.")
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        try:
+            return check_name(v, "model")
+        except DataError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("slice")
+    @classmethod
+    def _slice(cls, v: str) -> str:
+        return Pair._slice(v)
+
+
 class CompareParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -129,7 +152,11 @@ class CompareParams(BaseModel):
         default_factory=dict, description="Bias over time: name -> {slice, snapshots: [{side, date}, ...]} for "
         "`mirage over-time NAME`: every headline claim against release date, and the compare verdict of each step.")
 
-    @field_validator("pairs", "series")
+    judges: dict[str, JudgeRun] = Field(
+        default_factory=dict, description="Judge sensitivity: name -> {model, slice, labels: [further judges' label "
+        "files]} for `mirage judges` (each member of a jury is a judge): a Snakemake target and DVC stage `judges-NAME` each.")
+
+    @field_validator("pairs", "series", "judges")
     @classmethod
     def _names(cls, v: dict) -> dict:
         for name in v:
@@ -137,4 +164,14 @@ class CompareParams(BaseModel):
                 check_name(name, "compare name")
             except DataError as exc:
                 raise ValueError(str(exc)) from None
+        return v
+
+    @field_validator("judges")
+    @classmethod
+    def _one_per_model(cls, v: dict[str, JudgeRun]) -> dict[str, JudgeRun]:
+        seen: dict[tuple[str, str], str] = {}
+        for name, run in v.items():
+            if (key := (run.slice, run.model)) in seen:
+                raise ValueError(f"{seen[key]} and {name} both name model {run.model} on slice {run.slice} (one entry each)")
+            seen[key] = name
         return v

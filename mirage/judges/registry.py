@@ -3,7 +3,8 @@ jury.
 
 A jury is written `jury:A,B[,C...]` (or given as a list in params.yaml `label.judge`): every member
 labels every item and the majority label wins; a tie or a majority of unparseable replies gives
-None (counted as unparseable, never guessed). Its name lists the members, e.g. `jury:gpt-4o,claude-opus-4`.
+None (counted as unparseable, never guessed). Its name lists the members, e.g. `jury:gpt-4o,claude-opus-4`. Each
+member's own labels are kept beside the majority's (label rows' `votes`), for `mirage judges`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,23 @@ def _majority(votes: list[int | None]) -> int | None:
     return counts.most_common(1)[0][0]
 
 
+def _majority_verdicts(votes: list[list[tuple[int | None, int | None, bool]]]) -> list[tuple[int | None, int | None, bool]]:
+    out = []
+    for per_item in zip(*votes, strict=True):
+        refusal = 2 * sum(v[2] for v in per_item) > len(per_item)
+        out.append((_majority([v[0] for v in per_item]), _majority([v[1] for v in per_item]), refusal))
+    return out
+
+
+def _majority_summaries(votes: list[list[str | None]]) -> list[str | None]:
+    out = []
+    for per_item in zip(*votes, strict=True):
+        counts = Counter(v for v in per_item if v is not None)
+        top = counts.most_common(1)
+        out.append(top[0][0] if top and 2 * top[0][1] > len(per_item) else None)
+    return out
+
+
 @dataclass
 class Jury:
     """Majority vote of >= 2 judges, item by item (refusal: majority too)."""
@@ -46,21 +64,17 @@ class Jury:
     members: list[Judge]
 
     def label_violence(self, items: list[tuple[str | None, str, bool]]) -> list[tuple[int | None, int | None, bool]]:
-        votes = [m.label_violence(items) for m in self.members]
-        out = []
-        for per_item in zip(*votes, strict=True):
-            refusal = 2 * sum(v[2] for v in per_item) > len(per_item)
-            out.append((_majority([v[0] for v in per_item]), _majority([v[1] for v in per_item]), refusal))
-        return out
+        return _majority_verdicts([m.label_violence(items) for m in self.members])
 
     def score_summaries(self, texts: list[str]) -> list[str | None]:
-        votes = [m.score_summaries(texts) for m in self.members]
-        out = []
-        for per_item in zip(*votes, strict=True):
-            counts = Counter(v for v in per_item if v is not None)
-            top = counts.most_common(1)
-            out.append(top[0][0] if top and 2 * top[0][1] > len(per_item) else None)
-        return out
+        return _majority_summaries([m.score_summaries(texts) for m in self.members])
+
+    def vote(self, items: list[tuple[str | None, str, bool]], texts: list[str]) -> tuple[list, list, dict[str, tuple[list, list]]]:
+        """(majority verdicts, majority summary scores, each member's own (verdicts, scores) by member name): what
+        `label_violence` and `score_summaries` give, with every member asked once."""
+        own = [(m.name, m.label_violence(items), m.score_summaries(texts)) for m in self.members]
+        return (_majority_verdicts([v for _, v, _ in own]), _majority_summaries([s for _, _, s in own]),
+                {name: (v, s) for name, v, s in own})
 
 
 def build_judge(name: str | list[str], stack: ExitStack, params_path: str = "params.yaml", window: int = 12,

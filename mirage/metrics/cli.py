@@ -36,15 +36,30 @@ from mirage.params import ParamsError, load_params, section_hash
 from mirage.protocol import SLICE_NAMES
 from mirage.provenance import code_version
 
+_CHECKS = {
+    "violent": lambda v: v in (0, 1, None), "violent_reasoning": lambda v: v in (0, 1, None),
+    "score": lambda v: v is None or (isinstance(v, (int, float)) and 0 <= v <= 1),
+    "parse_ok": lambda v: isinstance(v, bool), "refusal": lambda v: isinstance(v, bool), "error": lambda v: isinstance(v, bool),
+    "focal": lambda v: isinstance(v, bool), "paraphrase": lambda v: v in (None, True, False),
+}
 
-def load_labels(paths: list[Path]):
-    """Label rows of all files as one DataFrame; type errors and duplicate samples name file, line and field."""
+
+def _invalid(row: dict, fields) -> str | None:
+    """The first of `fields` whose value in `row` is not a valid label value, else None."""
+    return next((f for f in fields if not _CHECKS[f](row.get(f))), None)
+
+
+def load_labels(paths: list[Path], votes: bool = False):
+    """Label rows of all files as one DataFrame; type errors and duplicate samples name file, line and field.
+    `votes`: also keep a jury's per-member labels (column `votes`: member -> its own label fields, else None)."""
     import pandas as pd
 
     from mirage.metrics.compute import LABEL_COLUMNS, OPTIONAL_COLUMNS
+    from mirage.protocol import VOTE_FIELDS
 
     rows = []
     seen: dict[tuple, str] = {}
+    keep = (*LABEL_COLUMNS, *OPTIONAL_COLUMNS, "judge", "revision", "created", *(("votes",) if votes else ()))
     for path in paths:
         for lineno, row in enumerate(read_jsonl(path, required=LABEL_COLUMNS), 1):
             if row.get("sample_index") is not None:  # one sample of one request row: counted once
@@ -54,14 +69,16 @@ def load_labels(paths: list[Path]):
                                     f"prompt {row['prompt_id']}, {row['condition']}/{row['rag_pool']}/{row['mitigation']}, "
                                     f"sample {row['sample_index']}) first seen at {seen[ident]}")
                 seen[ident] = f"{path}:{lineno}"
-            for name, ok in (("violent", row["violent"] in (0, 1, None)),
-                             ("score", row["score"] is None or (isinstance(row["score"], (int, float)) and 0 <= row["score"] <= 1)),
-                             ("parse_ok", isinstance(row["parse_ok"], bool)), ("refusal", isinstance(row["refusal"], bool)),
-                             ("error", isinstance(row["error"], bool)), ("focal", isinstance(row["focal"], bool)),
-                             ("paraphrase", row.get("paraphrase") in (None, True, False))):
-                if not ok:
-                    raise DataError(f"{path}:{lineno}: field {name}: invalid value {row.get(name)!r}")
-            rows.append({c: row.get(c) for c in (*LABEL_COLUMNS, *OPTIONAL_COLUMNS, "judge", "revision", "created")})
+            if name := _invalid(row, ("violent", "score", "parse_ok", "refusal", "error", "focal", "paraphrase")):
+                raise DataError(f"{path}:{lineno}: field {name}: invalid value {row.get(name)!r}")
+            if votes and not isinstance(row.get("votes") or {}, dict):
+                raise DataError(f"{path}:{lineno}: field votes: expected an object of member -> labels, got {row['votes']!r}")
+            for member, own in (row.get("votes") or {}).items() if votes else ():
+                if not isinstance(own, dict) or set(own) != set(VOTE_FIELDS):
+                    raise DataError(f"{path}:{lineno}: field votes.{member}: expected an object of {', '.join(VOTE_FIELDS)}")
+                if name := _invalid(own, ("violent", "violent_reasoning", "score", "parse_ok", "refusal")):
+                    raise DataError(f"{path}:{lineno}: field votes.{member}.{name}: invalid value {own.get(name)!r}")
+            rows.append({c: row.get(c) for c in keep})
     df = pd.DataFrame(rows)
     for col in ("violent", "score"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype(float)

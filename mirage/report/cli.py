@@ -22,6 +22,22 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
     return out
 
 
+def judge_sections(label_paths: list[Path], models: list[str], slice_name: str, params, given: list[str]) -> list[str]:
+    """The `mirage judges` section of each of `models` (labelled by more than one judge) that `given` lacks."""
+    import html
+
+    import pandas as pd
+
+    from mirage.compare.judges import judge_sensitivity
+    from mirage.metrics.cli import load_labels
+
+    todo = [m for m in models if not any(f'<section id="judges-{html.escape(m)}">' in g for g in given)]
+    if not todo:
+        return []
+    labels = pd.concat([load_labels([p], votes=True) for p in label_paths if p.exists()], ignore_index=True)
+    return [judge_sensitivity(labels, m, slice_name, [], None, params)[2] for m in todo]
+
+
 @click.command()
 @click.option("--slice", "slice_name", type=click.Choice(SLICE_NAMES), default="demo", show_default=True, help="Which run to report on.")
 @click.option("--params", "params_path", default="params.yaml", show_default=True, help="Run configuration.")
@@ -43,7 +59,8 @@ def harness_titles(harness_dir: Path) -> dict[str, str]:
 @click.option("--tables-dir", type=click.Path(file_okay=False), help=f"Output tables.  [default: {artefacts.tables_dir('{slice}')}]")
 @click.option("--compare-section", "compare_sections", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="section.html of `mirage compare`, `mirage over-time` or `mirage judges` (repeatable): shown under "
-                   "'Comparisons'.")
+                   "'Comparisons'. A model whose completions more than one judge labelled (several judges' label rows, or "
+                   "a jury's) gets its `mirage judges` section without one.")
 @click.option("--out", "out_html", type=click.Path(dir_okay=False), help=f"Output page (the sample browser and its data folder beside it).  [default: {artefacts.report('{slice}')}]")
 def report(slice_name: str, params_path: str, metrics_csv: str | None, label_files: tuple[str, ...], views: tuple[str, ...],
            estimate_path: str | None, probe_files: tuple[str, ...], harness_dir: str, news: str, corpus_stats: str,
@@ -95,6 +112,8 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
         judges = [protocol.load_judge(j, Path(judge_eval) if judge_eval else Path(artefacts.judge_eval(j)))
                   for j in protocol.judges_of(labels, params.judge_of(slice_name))]
         devs = protocol.deviations(params, slice_name, labels, df, judges, prov.deviations, news)
+        comparisons = [Path(x).read_text(encoding="utf-8") for x in compare_sections]
+        comparisons += judge_sections(label_paths, data.judged_more_than_once(labels), slice_name, params, comparisons)
         steps.update()
         rendered = figures.build_all(df, models, prov, fig_dir, p.figure_formats, p.dpi, harness_titles(Path(harness_dir)), probe, labels)
         steps.update()
@@ -112,7 +131,7 @@ def report(slice_name: str, params_path: str, metrics_csv: str | None, label_fil
                            yaml.safe_dump(secrets.public(params.model_dump(mode="json")), sort_keys=False, allow_unicode=True), str(fig_dir), str(tab_dir),
                            headlines=html.headline(df, models, params.metrics.alpha, slice_name), judges=judges, deviations=devs, counts=html.counts(gens, models),
                            samples_href=out_samples.name, placebo_computed=df.attrs.get("placebo_computed", False),
-                           comparisons=[Path(x).read_text(encoding="utf-8") for x in compare_sections],
+                           comparisons=comparisons,
                            judge_banner=protocol.offline_judge_banner(slice_name, judges, params.models))
         samples.write(sample_rows, texts, prompts, models, out_samples, out_samples_data, slice_name, f"{requests_dir}/{{C1,C2,C3}}.jsonl",
                       out_html.name)

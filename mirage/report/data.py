@@ -33,6 +33,7 @@ from mirage.metric_names import (
     V_FOCAL,
     XLING_GAP,
 )
+from mirage.names import JURY_PREFIX
 
 STRATA: tuple[str, ...] = ("condition", "template", "harness", "language", "rag_pool", "mitigation", "identity", "gender")
 NUMERIC: tuple[str, ...] = ("estimate", "ci_low", "ci_high", "p", "p_adj", "n")
@@ -263,6 +264,20 @@ def _frame(rows: Iterable[dict], keep: tuple[str, ...] | None) -> pd.DataFrame:
                 if len(col) < n:
                     col.append(nan)
     return pd.DataFrame(cols)
+
+
+def judged_more_than_once(labels: pd.DataFrame) -> list[str]:
+    """The models whose completions more than one judge labelled: several `judge` values among their label rows, or
+    a jury whose rows keep each member's own labels (`votes`)."""
+    if labels.empty or "judge" not in labels:
+        return []
+    out = []
+    for model, rows in labels.groupby("model", sort=False):
+        judges = set(rows["judge"].dropna().astype(str))
+        jury = any(j.startswith(JURY_PREFIX) for j in judges) and "votes" in rows and bool(rows["votes"].notna().any())
+        if len(judges) > 1 or jury:
+            out.append(str(model))
+    return out
 
 
 def load_jsonl_frame(paths: list[Path], required: tuple[str, ...], keep: tuple[str, ...] | None = None) -> pd.DataFrame:

@@ -132,14 +132,57 @@ def compare_labels(wildcards):
     return [artefacts.labels(m, wildcards.slice) for m in models]
 
 
+def compare_series(wildcards):
+    """The params entry of a series (`compare.series`); its slice must be the one in the path."""
+    series = PARAMS.compare.series[wildcards.series]
+    if series.slice != wildcards.slice:
+        raise ValueError(f"compare series {wildcards.series} is for slice {series.slice}, not {wildcards.slice}")
+    return series
+
+
+def series_labels(wildcards):
+    """The label files of the models of every snapshot of a series."""
+    from mirage.compare.sides import parse_side
+
+    models = dict.fromkeys(parse_side(s.side).model for s in compare_series(wildcards).snapshots)
+    return [artefacts.labels(m, wildcards.slice) for m in models]
+
+
+def judge_run(wildcards):
+    """The `compare.judges` entry of (slice, model)."""
+    runs = [r for r in PARAMS.compare.judges.values() if (r.slice, r.model) == (wildcards.slice, wildcards.model)]
+    if not runs:
+        raise ValueError(f"compare.judges names no entry for model {wildcards.model} on slice {wildcards.slice}")
+    return runs[0]
+
+
+def judge_run_labels(wildcards):
+    """The model's label file of the slice, then the further judges' label files the entry names."""
+    return [artefacts.labels(wildcards.model, wildcards.slice), *judge_run(wildcards).labels]
+
+
+def judge_run_evaluations(wildcards):
+    """The gold-set evaluation of each judge the slice's judge setting names (each jury member on its own): the judges
+    section's error correlation and effective number of independent judges."""
+    return [artefacts.judge_eval(m) for m in judge_members(PARAMS.judge_of(wildcards.slice))]
+
+
 def compare_sections(wildcards):
-    """The report sections of the comparisons named for this slice (the report shows them under 'Comparisons')."""
-    return [artefacts.compare(wildcards.slice, name)["section"] for name, p in PARAMS.compare.pairs.items()
-            if p.slice == wildcards.slice]
+    """The report sections of the comparisons, series and judge sets named for this slice (the report shows them
+    under 'Comparisons')."""
+    c = PARAMS.compare
+    return ([artefacts.compare(wildcards.slice, name)["section"] for name, p in c.pairs.items() if p.slice == wildcards.slice]
+            + [artefacts.series(wildcards.slice, name)["section"] for name, s in c.series.items() if s.slice == wildcards.slice]
+            + [artefacts.judge_sensitivity(wildcards.slice, r.model)["section"] for r in c.judges.values()
+               if r.slice == wildcards.slice])
 
 
 def compare_targets():
-    return [artefacts.compare(p.slice, name)["summary"] for name, p in PARAMS.compare.pairs.items()]
+    """Every comparison, series and judge set named in params.yaml `compare`."""
+    c = PARAMS.compare
+    return ([artefacts.compare(p.slice, name)["summary"] for name, p in c.pairs.items()]
+            + [artefacts.series(s.slice, name)["summary"] for name, s in c.series.items()]
+            + [artefacts.judge_sensitivity(r.slice, r.model)["summary"] for r in c.judges.values()])
 
 
 def finished_slices(wf):
