@@ -81,7 +81,7 @@ def test_snakemake_plans_every_pair_series_and_judge_set(root, tmp_path):
     _, path = params_with_pairs(root, tmp_path, jury=["gpt-4.1", "lexicon-v1", "parse-v3"])
     dry = subprocess.run(["snakemake", "-n", "-p", "--configfile", str(path), "--", "compare_all", "lite"], cwd=root,
                          capture_output=True, text=True, timeout=300)
-    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert dry.returncode == 0, dry.stderr[-2000:] + dry.stdout[-3000:]
     out = dry.stdout
     assert ("python -m mirage compare gpt-4o@2024-08-06 gpt-4o/mitigation=M1 --slice lite --name snap "
             "--labels results/labels/gpt-4o/lite.jsonl") in out

@@ -142,7 +142,7 @@ def compare_series(wildcards):
 
 def series_labels(wildcards):
     """The label files of the models of every snapshot of a series."""
-    from mirage.compare.sides import parse_side
+    from mirage.config.compare import parse_side
 
     models = dict.fromkeys(parse_side(s.side).model for s in compare_series(wildcards).snapshots)
     return [artefacts.labels(m, wildcards.slice) for m in models]
