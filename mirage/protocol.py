@@ -1,6 +1,6 @@
 """The protocol's vocabularies, each defined once: conditions, slices, templates, harnesses, pools, mitigations,
 languages. Types are `Literal`s (for params validation and click choices); the tuples are derived from them.
-Identities are data, not vocabulary: `mirage.identities` reads them from data/identities.yaml."""
+Identities are data, not vocabulary: `mirage.identities` reads them from the data folder's identities.yaml."""
 
 from __future__ import annotations
 

@@ -220,7 +220,7 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
      ("T4.yaml", "frame 'x'", "exactly one")),
     ("template-no-frames", "corpus", _yaml_edit(T("T6"), _replace("frames", [])), ("T6.yaml", "no frames")),
     ("template-missing-file", "corpus", _rm(T("T3")), ("T3.yaml", "not found")),
-    ("template-unknown-lexicon", "corpus", _yaml_edit(T("T1"), lambda d: {**d, "frames": [{"id": "x", "en": "{id:noun} in {nosuchlex}"}]}),
+    ("template-unknown-lexicon", "corpus", _yaml_edit(T("T1"), lambda d: {**d, "frames": [{"id": "x", "en": "{id:adj} people in {nosuchlex}"}]}),
      ("T1.yaml", "frame 'x'", "nosuchlex")),
     ("lexicon-empty-file", "corpus", _set(LEX, ""), ("city.yaml", "empty")),
     ("lexicon-non-utf8", "corpus", _set(LEX, b"- {en: Toronto}\n- {en: " + LATIN1 + b"}\n"), ("city.yaml:2", "UTF-8")),
@@ -281,7 +281,7 @@ CASES: list[tuple[str, str, Callable[[_Env], None], tuple[str, ...]]] = [
     # --- validate export: the labels it samples and the identity forms it masks ---
     ("validate-labels-missing-field", "validate", _set(lambda env: env.own_labels, '{"key": "k0"}\n'), ("demo.jsonl:1", "missing field")),
     ("validate-identities-without-forms", "validate",
-     lambda env: (_jsonl(env.own_labels, [_label_row(0)]), _edit_yaml(IDENT(env), _drop("forms"))), ("identities.yaml", "field forms")),
+     lambda env: (_jsonl(env.own_labels, [_label_row(0)]), _edit_yaml(IDENT(env), _drop("forms"))), ("identities.yaml", "field 'forms'")),
 ]
 
 

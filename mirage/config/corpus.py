@@ -19,12 +19,12 @@ class CorpusParams(BaseModel):
     instantiations_per_template: int = Field(200, ge=1, le=100_000, description="Base prompts per template (paper §3.2: 200).")
     identities: list[IdentityName] = Field(
         default_factory=lambda: list(s.names) if (s := project_set()) else [],
-        description="Identity variants per base prompt, from data/identities.yaml (default: every identity there, so "
+        description="Identity variants per base prompt, from identities.yaml in the data folder (default: every identity there, so "
         "adding one is a data change); the focal identity must be among them.",
     )
     focal_identity: IdentityName = Field(
         default_factory=lambda: s.default_focal if (s := project_set()) else "",
-        description="The focal identity (default: the first of data/identities.yaml); all others are controls.",
+        description="The focal identity (default: the first of identities.yaml); all others are controls.",
     )
     arabic_subset: int = Field(400, ge=0, le=100_000, description="Base prompts (from T1-T4, T6) in the cross-lingual parallel subset.")
     arabic_languages: list[Language] = Field(

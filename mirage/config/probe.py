@@ -43,12 +43,12 @@ class ProbeParams(BaseModel):
     language: Literal["en", "ar-msa", "ar-egy", "ar-lev", "ar-mag"] = Field("en", description="Language of the probe prompts.")
     focal_identity: IdentityName = Field(
         default_factory=lambda: s.default_focal if (s := project_set()) else "",
-        description="Identity of the focal prompt of each pair (default: the first of data/identities.yaml).",
+        description="Identity of the focal prompt of each pair (default: the first of identities.yaml in the data folder).",
     )
     controls: list[IdentityName] = Field(
         default_factory=list,
         description="Control identities, assigned to the selected base prompts in rotation (empty: every other "
-        "identity of data/identities.yaml).",
+        "identity of identities.yaml).",
     )
     max_forms_per_stem: int | None = Field(
         3, ge=1, le=1000, description="Keep the N most frequent word forms per stem (lowest BPE rank); null keeps every match."

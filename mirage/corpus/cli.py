@@ -89,7 +89,7 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
     (corpus.focal_identity, corpus.identities). Columns: text (required), id, language (en | ar-msa | ar-egy |
     ar-lev | ar-mag; default en), condition (completion = C1 | reasoning = C2 | H1..H4 = C3 with that harness's
     rubric; default completion), group (the cluster of the statistics; default each prompt its own). The identity
-    mention is marked, [ID] or [ID:form] with a form key of data/identities.yaml (e.g. [ID:noun_pl], Arabic
+    mention is marked, [ID] or [ID:form] with a form key of the data folder's identities.yaml (e.g. [ID:noun_pl], Arabic
     [ID:adj_f]), or found: an identity word of any form, a given name of lexicons/given_name.yaml, an attire phrase
     of lexicons/attire.yaml. Variants agree (a/an, plural, capital at a sentence start, Arabic gender and number).
     A prompt with no mention, two mentions, or an identity cue left outside the swap ("Muslim ... mosque") is
@@ -98,8 +98,8 @@ def corpus(params_path: str, data_dir: str, out: str, from_path: str | None, che
     \b
     Examples:
       mirage corpus                          # build, validate, split, write
-      mirage corpus --from data/examples/prompts.jsonl --out my/prompts.jsonl   # your own prompts
-      mirage audit --model openai:gpt-4o-mini --prompts data/examples/prompts.jsonl   # ...through every stage
+      mirage corpus --from my_prompts.jsonl --out my/prompts.jsonl   # your own prompts (README: the shipped example)
+      mirage audit --model openai:gpt-4o-mini --prompts my_prompts.jsonl   # ...through every stage
       mirage corpus --stats                  # depth table of the built corpus
       mirage corpus --pilot gpt-4o --samples 10       # App. B calibration of every case file
       mirage corpus --pilot smollm2-135m --samples 1 --max-tokens 12 --max-cases 2   # quick, offline

@@ -32,8 +32,8 @@ def select_pairs(rows: list[dict], p: ProbeParams, source: str = "prompts") -> l
     rank_key(seed, "probe", base_id) among those with the focal and every control variant in
     `p.language`; the k-th selected base prompt overall is paired with control `controls[k % len]`."""
     if not p.focal_identity or not p.controls:
-        raise DataError("params: probe.focal_identity / probe.controls: none given and no data/identities.yaml in the "
-                        "working folder to take them from (run from the project root)")
+        raise DataError("params: probe.focal_identity / probe.controls: none given and no identities.yaml in the data folder "
+                        "of the working folder to take them from (run from the project root)")
     variants: dict[str, dict[str, dict]] = defaultdict(dict)
     for row in rows:
         if row["language"] == p.language and row["template"] in p.templates and not row.get("paraphrase"):
