@@ -44,6 +44,15 @@ def figure_png(table: pd.DataFrame, a: str, b: str, alpha: float, dpi: int = 150
     return data
 
 
+def _interval(metric: str, row: dict) -> str:
+    """A difference's interval as the tables print it ("–" where it is undefined)."""
+    return f"[{_num(metric, row['ci_low'])}, {_num(metric, row['ci_high'])}]" if math.isfinite(row["ci_low"]) else "–"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if math.isfinite(value) else "–"
+
+
 def _num(metric: str, v: float, sign: str = "+") -> str:
     """A claim value in its shown units (pp; CAI: ratio units), never -0.0; '–' when undefined."""
     if v is None or not math.isfinite(v):
@@ -70,9 +79,7 @@ def section_html(table: pd.DataFrame, summary: dict, png: bytes) -> str:
              "<th>verdict</th></tr>"]
     for r in table.to_dict("records"):
         m = r["metric"]
-        ival = f"[{_num(m, r['ci_low'])}, {_num(m, r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "–"
-        p = f"{r['p']:.2g}" if math.isfinite(r["p"]) else "–"
-        padj = f"{r['p_adj']:.2g}" if math.isfinite(r["p_adj"]) else "–"
+        ival, p, padj = _interval(m, r), _p(r["p"]), _p(r["p_adj"])
         cells.append(f"<tr><td>{e(r['claim'])}</td><td>{r['n']}</td><td>{_num(m, r['estimate_a'])}</td>"
                      f"<td>{_num(m, r['estimate_b'])}</td><td>{_num(m, r['difference'])}</td><td>{ival}</td><td>{p}</td>"
                      f"<td>{padj}</td><td>{e(r['verdict'] + (' (' + r['flag'] + ')' if r['flag'] else ''))}</td></tr>")
@@ -117,8 +124,7 @@ def judges_section(table: pd.DataFrame, summary: dict) -> str:
              "<th>interval</th><th>p Holm</th><th>verdict</th></tr>"]
     for r in table.to_dict("records"):
         m = r["metric"]
-        ival = f"[{_num(m, r['ci_low'])}, {_num(m, r['ci_high'])}]" if math.isfinite(r["ci_low"]) else "–"
-        padj = f"{r['p_adj']:.2g}" if math.isfinite(r["p_adj"]) else "–"
+        ival, padj = _interval(m, r), _p(r["p_adj"])
         cells.append(f"<tr><td>{e(r['judge'])}</td><td>{e(r['claim'])}</td><td>{r['n']}</td><td>{_num(m, r['estimate_a'], '')}</td>"
                      f"<td>{_num(m, r['estimate_b'], '')}</td><td>{_num(m, r['difference'])}</td><td>{ival}</td>"
                      f"<td>{padj}</td><td>{e(r['verdict'] + (' (' + r['flag'] + ')' if r['flag'] else ''))}</td></tr>")
