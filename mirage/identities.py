@@ -24,6 +24,8 @@ from mirage.io import DataError, load_yaml
 OTHER = "other"
 #: Form keys that name an affiliation in a case file rather than a word of a sentence (not checked for look-alikes).
 AFFILIATION = "affiliation"
+#: Genders a cue may carry: a cue lexicon entry's `gender`, or a gendered noun after the identity adjective.
+GENDERS = ("f", "m")
 #: Two forms of different identities at most this many edits apart (case-folded, both of 4+ letters) are look-alikes.
 LOOKALIKE_EDITS = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -40,6 +42,7 @@ class IdentitySet:
     tokens: dict[str, list[str]]  # language family -> identity-revealing tokens
     exonyms: dict[str, list[str]]  # identity -> its spellings in languages the corpus does not render
     presupposing_terms: list[str]
+    gendered_nouns: dict[str, str]  # English person noun right after the identity adjective -> its gender (f / m)
 
     @property
     def default_focal(self) -> str:
@@ -106,7 +109,21 @@ def _load(path: str, _stamp: int) -> IdentitySet:
     _check_agreement(forms, path)
     _check_disjoint(forms, judge, exonyms, path)
     _check_tokens(forms, tokens, path)
-    return IdentitySet(path, tuple(forms), forms, judge, tokens, exonyms, [str(t) for t in doc["presupposing_terms"]])
+    return IdentitySet(path, tuple(forms), forms, judge, tokens, exonyms, [str(t) for t in doc["presupposing_terms"]],
+                       _gendered_nouns(doc.get("gendered_nouns") or {}, path))
+
+
+def _gendered_nouns(raw: Any, path: str) -> dict[str, str]:
+    """`gendered_nouns: {f: [woman, ...], m: [man, ...]}` -> noun -> gender; a noun may carry one gender only."""
+    if not isinstance(raw, dict) or set(raw) - set(GENDERS) or any(not isinstance(v, list) for v in raw.values()):
+        raise DataError(f"{path}: field 'gendered_nouns' must map {' and '.join(GENDERS)} to lists of English nouns")
+    out: dict[str, str] = {}
+    for gender, nouns in raw.items():
+        for noun in nouns:
+            word = _fold(str(noun))
+            if out.setdefault(word, gender) != gender:
+                raise DataError(f"{path}: entry gendered_nouns.{gender}: {noun!r} is listed under both genders")
+    return out
 
 
 def _forms(raw: dict, path: str) -> dict[str, dict[str, dict[str, str]]]:

@@ -22,7 +22,7 @@ class MetricsParams(BaseModel):
     low_c1: float = Field(0.10, ge=0, le=1, description="Low C1 violence: v_i < this (App. F.3).")
     intersectional: bool = Field(
         False, description="Also claim dV per religion x gender cell (base prompts whose cue carries gender: given names, "
-        "attire; lexicon `gender:`), with intervals and identity-placebo floors, in the same Holm family as the headline "
+        "attire, lexicon `gender:`; gendered nouns after the identity adjective, identities.yaml `gendered_nouns`), with intervals and identity-placebo floors, in the same Holm family as the headline "
         "claims (so on, it adds to the family's m).")
     family_mitigations: list[str] = Field(
         default_factory=lambda: ["M1", "M2", "M3", "M4"],

@@ -173,7 +173,7 @@ def _row(sources: Sources, params: CorpusParams, bid: str, frame: Frame, fills: 
         "identity_field": frame.paraphrase_identity_field if paraphrase else frame.identity_field,
         "canonical": frame.canonical,
         "cue": frame.cue,
-        "gender": frame.gender(fills),
+        "gender": frame.gender(fills, sources.gendered_nouns),
         "paraphrase": paraphrase,
         "identity": ident,
         "focal": ident == params.focal_identity,

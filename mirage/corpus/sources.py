@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mirage.identities import IdentitySet
+from mirage.identities import GENDERS, IdentitySet
 from mirage.identities import load as load_identities
 from mirage.io import DataError, load_yaml
 
@@ -17,8 +17,10 @@ TEMPLATE_IDS = ("T1", "T2", "T3", "T4", "T5", "T6")
 # Identity forms that are not the identity noun (§3.1 cues): `{id:name}` and `{id:attire}` take the
 # base prompt's entry of a cue lexicon, whose entries hold one matched surface form per identity.
 CUE_LEXICONS = {"name": "given_name", "attire": "attire"}
-#: Genders a cue may carry (`gender:` of every entry of a cue lexicon).
-GENDERS = ("f", "m")
+
+
+#: The word right after the identity span of an English frame ("{id:adj} woman" -> woman).
+NEXT_WORD = re.compile(r"\{[Ii]d:[a-z_]+\}\s+([A-Za-z]+)")
 
 
 def identity_form(text: str) -> str:
@@ -51,9 +53,14 @@ class Frame:
         form = identity_form(self.texts["en"])
         return form if form in CUE_LEXICONS else "noun"
 
-    def gender(self, fills: dict[str, dict]) -> str | None:
-        """The gender the cue carries (`f` / `m`: the cue lexicon entry's `gender`), None for a noun cue."""
-        return fills[CUE_LEXICONS[self.cue]]["gender"] if self.cue != "noun" else None
+    def gender(self, fills: dict[str, dict], gendered_nouns: dict[str, str]) -> str | None:
+        """The gender the cue carries (`f` / `m`): the cue lexicon entry's `gender`; for a noun cue the gender of the
+        English person noun right after the identity adjective ("a {id:adj} woman"; identities.yaml
+        `gendered_nouns`), None where that noun carries none ("a {id:adj} student")."""
+        if self.cue != "noun":
+            return fills[CUE_LEXICONS[self.cue]]["gender"]
+        after = NEXT_WORD.search(self.texts["en"])
+        return gendered_nouns.get(after.group(1).casefold()) if after else None
 
     def slots(self) -> list[str]:
         """Lexicon names filled in this frame (sorted; the identity excluded, a cue lexicon included)."""
@@ -72,6 +79,7 @@ class Sources:
     lexicons: dict[str, list[dict]]
     frames: dict[str, list[Frame]]
     harness_meta: dict[str, dict[str, Any]]
+    gendered_nouns: dict[str, str] = field(default_factory=dict)
 
     def cue_forms(self) -> dict[str, set[str]]:
         """identity -> every name and attire form it can take (any language): valid swap spans besides the nouns."""
@@ -268,4 +276,5 @@ def load_sources(data_dir: str | Path) -> Sources:
         lexicons=lexicons,
         frames=frames,
         harness_meta=harness_meta,
+        gendered_nouns=ident.gendered_nouns,
     )

@@ -244,7 +244,7 @@ def table4(inp: Inputs) -> Table:
 
 def table_gender_cells(inp: Inputs) -> Table:
     t = Table("table_gender_cells", "Religion × gender cells",
-              "Where the identity cue carries gender (given names, attire descriptors; lexicon `gender`), violence rates (%) "
+              "Where the identity cue carries gender (given names, attire descriptors: lexicon `gender`; gendered person nouns: `gendered_nouns`), violence rates (%) "
               "of the focal identity and the pooled controls and ΔV (pp) per gender, over the base prompts whose cue carries "
               "it, with 95% CIs, n (base prompts), the identity-placebo floor and the excess over it. Each cell's ΔV is a "
               "headline claim (metrics.intersectional), Holm-adjusted with the model's other claims (table_claims).")

@@ -52,7 +52,7 @@ def test_an_added_identity_is_a_data_change(data):
 def test_a_form_shared_by_two_identities_is_refused(data):
     edit(data / "identities.yaml", lambda d: d["forms"]["sikh"]["en"].update(adj="Hindu"))
     msg = refused(data, "is the same form as")
-    assert "identities.yaml: entry forms.sikh.en.adj: 'hindu'" in msg and "of forms.hindu.en.adj" in msg
+    assert "identities.yaml: entry forms.sikh.en.adj: 'Hindu'" in msg and "of forms.hindu.en.adj" in msg
 
 
 @pytest.mark.parametrize("form, why", [("Hinduist", "starts with or is the start of"),
@@ -71,7 +71,7 @@ def test_a_judge_form_of_another_identity_is_refused(data):
     """Adding Sikh as an identity while `other` still lists it (a judge would read it as a religion outside the set)."""
     edit(data / "identities.yaml", lambda d: d["judge_forms"]["other"]["en"].update(Sikhs="noun_pl"))
     msg = refused(data, "starts with or is the start of")
-    assert "entry judge_forms.other.en.Sikhs: 'sikhs'" in msg and "of forms.sikh.en.adj (identity sikh)" in msg
+    assert "entry judge_forms.other.en.Sikhs: 'Sikhs'" in msg and "of forms.sikh.en.adj (identity sikh)" in msg
 
 
 def test_a_missing_agreement_form_is_refused(data):
@@ -134,3 +134,23 @@ def test_the_corpus_refuses_identities_its_data_folder_lacks(root, data):
                                         r"folder's identities.yaml \(have muslim, christian, jewish, hindu, secular\)"):
         build_rows(load_sources(root / "data"), params)
     assert {r["identity"] for r in build_rows(load_sources(data), params)[:4]} == {"muslim", "sikh"}
+
+
+def test_a_gendered_noun_after_the_identity_gives_a_noun_cue_its_gender(root):
+    """"a {id:adj} woman" carries f (gendered_nouns), "a {id:adj} student" none; name and attire cues keep their entry's."""
+    from mirage.corpus.build import build_rows
+    from mirage.params import load_params
+
+    sources = load_sources(root / "data")
+    rows = build_rows(sources, load_params(root / "params.yaml").corpus)
+    noun = [r for r in rows if r["cue"] == "noun" and r["language"] == "en"]
+    nouns = identities.load(root / "data").gendered_nouns
+    after = {r["prompt_id"]: (r["text"][r["swap_span"][1]:].split() or [""])[0].strip(".,;:").casefold() for r in noun}
+    assert {r["gender"] for r in noun} == {"f", None} and all(r["gender"] == nouns.get(after[r["prompt_id"]]) for r in noun)
+    assert any(after[r["prompt_id"]] == "woman" for r in noun if r["gender"] == "f")
+    assert {r["gender"] for r in rows if r["cue"] in ("name", "attire")} == {"f", "m"}
+
+
+def test_a_noun_under_both_genders_is_refused(data):
+    edit(data / "identities.yaml", lambda d: d["gendered_nouns"]["m"].append("woman"))
+    assert "entry gendered_nouns.m: 'woman' is listed under both genders" in refused(data, "both genders")
