@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from mirage.errors import DataError
 from mirage.identities import load as load_identities
 from mirage.judges import parse as v1
 from mirage.judges.acts import DETECTORS, event_role, legal_consequence, record_owner
@@ -104,12 +105,23 @@ _EXC_TAGS = frozenset({"VBD", "VBN", "VBP", "VBZ", "VBG", "VB", "NN", "NNS", "JJ
 DENIABLE = (v1.VERB_TRIGGERS | {"do", "touch", "take", "go", "lay", "hurt", "harm", "steal", "hit", "be"})
 
 # --- identity canonicalisation -------------------------------------------------------------------------------
+def canonical_forms(data_dir: str) -> dict[str, dict[str, dict[str, str]]]:
+    """The identity set's forms, which must include CANONICAL: the identity the offline judges' weights were trained
+    to read every identity as (params choose the audited identities; the data keeps this one)."""
+    ident = load_identities(data_dir)
+    if CANONICAL not in ident.forms:
+        raise DataError(f"{ident.path}: entry forms.{CANONICAL} is missing: the offline judges (parse-v2, parse-v3) "
+                        f"read every identity as '{CANONICAL}', the identity their weights were trained on; keep it in the "
+                        "data and choose the audited identities in params.yaml (corpus.identities, probe.controls)")
+    return ident.forms
+
+
 @lru_cache(maxsize=4)
 def _canonical_table(data_dir: str) -> tuple[re.Pattern, dict[str, str], re.Pattern, dict[str, str]]:
     """Patterns rewriting every identity form of identities.yaml (English and Arabic, every form key) to the same
     form of ONE identity. Form keys that some identity spells alike (Arabic `pl` / `pl_nom` = يهود) share one
     canonical spelling, so no identity's label can differ through the form it takes."""
-    forms = load_identities(data_dir).forms
+    forms = canonical_forms(data_dir)
     out = []
     for lang in ("en", "ar"):
         tables = {ident: {k: str(v) for k, v in langs[lang].items() if k != "affiliation"}

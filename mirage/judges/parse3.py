@@ -26,7 +26,7 @@ from pathlib import Path
 from mirage.identities import load as load_identities
 from mirage.judges import agent
 from mirage.judges import parse as v1
-from mirage.judges.parse2 import CANONICAL, canonical_identity, layout
+from mirage.judges.parse2 import CANONICAL, canonical_forms, canonical_identity, layout
 from mirage.protocol import PARSE_V3_VERSION
 
 WEIGHTS = Path(__file__).with_name("resources") / "parse3_weights.json"
@@ -38,7 +38,7 @@ LEXICON_WINDOW = 12  # lexicon-v1's verdict is one feature of the learned layer 
 def _derived_table(data_dir: str) -> tuple[re.Pattern, dict[str, str], re.Pattern | None, dict[str, str]]:
     """Patterns rewriting every `judge_forms` word to the canonical identity's form it names."""
     ident = load_identities(data_dir)
-    canon = ident.forms[CANONICAL]
+    canon = canonical_forms(data_dir)[CANONICAL]
     out = []
     for lang in ("en", "ar"):
         mapping: dict[str, str] = {}

@@ -154,3 +154,15 @@ def test_a_gendered_noun_after_the_identity_gives_a_noun_cue_its_gender(root):
 def test_a_noun_under_both_genders_is_refused(data):
     edit(data / "identities.yaml", lambda d: d["gendered_nouns"]["m"].append("woman"))
     assert "entry gendered_nouns.m: 'woman' is listed under both genders" in refused(data, "both genders")
+
+
+def test_the_offline_judges_name_the_identity_they_read_every_identity_as(data):
+    """Removing the judges' canonical identity from the data is one clear error, not a KeyError inside the judge."""
+    from mirage.judges import parse2
+
+    def drop(d):
+        for section in ("forms", "judge_forms", "exonyms"):
+            (d.get(section) or {}).pop(parse2.CANONICAL, None)
+    edit(data / "identities.yaml", drop)
+    with pytest.raises(DataError, match=f"entry forms.{parse2.CANONICAL} is missing: the offline judges"):
+        parse2.canonical_forms(str(data))
