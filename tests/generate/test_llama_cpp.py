@@ -138,7 +138,7 @@ def test_audit_against_the_real_server_as_a_newcomer_types_it(llama_server, tmp_
         write_jsonl(req / f"{cond}.jsonl", rows)
     params = tmp_path / "params.yaml"
     params.write_text("slices:\n  demo:\n    models: []\n    n_samples: 1\n    max_tokens: {C1: 8, C2: 8, C3: 8}\n"
-                      "metrics:\n  n_boot: 50\n  n_perm: 50\n")
+                      "metrics:\n  n_boot: 100\n  n_perm: 100\n")
     res = CliRunner().invoke(audit, ["--model", "openai:smollm2", "--base-url", llama_server, "--slice", "demo",
                                      "--limit", "2", "--requests-dir", str(req), "--store", str(tmp_path / "store"),
                                      "--out-dir", str(tmp_path / "audit"), "--params", str(params)])
