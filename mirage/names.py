@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Annotated
 
 import click
+from pydantic import AfterValidator
 
 from mirage.errors import DataError
 
@@ -34,6 +36,10 @@ def check_name(value: object, what: str = "name") -> str:
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
         raise DataError(f"{what} {shown} is not a name ({NAME_RULE})")
     return value  # type: ignore[return-value]
+
+
+#: A model's name as a pydantic field: a name, else a validation error of that field.
+ModelName = Annotated[str, AfterValidator(lambda v: check_name(v, "model name"))]
 
 
 def jury_members(value: str) -> list[str] | None:

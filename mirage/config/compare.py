@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mirage.errors import DataError
-from mirage.names import NAME_PATTERN, check_judge, check_name
+from mirage.names import NAME_PATTERN, ModelName, check_judge, check_name
 from mirage.protocol import SLICE_NAMES
 
 KEYS = ("mitigation", "judge")
@@ -118,18 +118,10 @@ class Series(BaseModel):
 class JudgeRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    model: str = Field(description="The model whose completions the judges labelled (its label file of the slice is read).")
+    model: ModelName = Field(description="The model whose completions the judges labelled (its label file of the slice is read).")
     slice: str = Field(description="Slice of the labels.")
     labels: list[str] = Field(default_factory=list, description="Further label files of the same completions by other "
                               "judges (`mirage label --judge J --out FILE`); a jury's own label file needs none.")
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: str) -> str:
-        try:
-            return check_name(v, "model")
-        except DataError as exc:
-            raise ValueError(str(exc)) from None
 
     @field_validator("slice")
     @classmethod

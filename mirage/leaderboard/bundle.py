@@ -26,7 +26,7 @@ from mirage import untrusted
 from mirage.hashing import content_hash
 from mirage.io import DataError
 from mirage.limits import MB, LimitsParams
-from mirage.names import check_judge, check_name
+from mirage.names import ModelName, check_judge
 
 SCHEMA = "mirage-submission/1"
 MANIFEST = "manifest.json"
@@ -121,7 +121,7 @@ class Manifest(_Strict):
     """manifest.json of a bundle; every field is required unless it has a default."""
 
     schema_: Literal["mirage-submission/1"] = Field(alias="schema")
-    model: str
+    model: ModelName
     split: Literal["test", "lite", "demo"]
     model_spec: ModelSpec
     settings: Settings
@@ -135,14 +135,6 @@ class Manifest(_Strict):
     headline: dict[str, dict[str, Any]]
     files: dict[str, FileEntry]
     created: str
-
-    @field_validator("model")
-    @classmethod
-    def _model_name(cls, v: str) -> str:
-        try:
-            return check_name(v, "model name")
-        except DataError as exc:
-            raise ValueError(str(exc)) from None
 
     @field_validator("created")
     @classmethod

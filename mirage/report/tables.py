@@ -208,12 +208,17 @@ def _bias(rows: pd.DataFrame, key: Callable[[pd.Series], str] | str, scale: floa
     return _long(rows, key, scale, digits, show_p=True)
 
 
-def _rates_by_condition(metrics: pd.DataFrame, **where) -> list[pd.DataFrame]:
-    """V focal, V control (%) and ΔV (pp, with its floor) per condition, as long rows keyed "C1 V focal", ..."""
-    parts = [_long(select(metrics, m, condition=ANY, **where), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for m, lab in ((V_FOCAL, "V focal"), (V_CONTROL, "V control"))]
-    parts.append(_bias(select(metrics, DV, condition=ANY, **where), lambda r: f"{r.condition} ΔV", 100, 1))
-    return parts
+#: (metric, label, scale, show_p) of V focal, V control (%) and ΔV (pp, with its p and floor): see _by_condition.
+RATES = ((V_FOCAL, "V focal", 100, False), (V_CONTROL, "V control", 100, False), (DV, "ΔV", 100, True))
+
+
+def _by_condition(metrics: pd.DataFrame, columns: tuple[tuple[str, str, float, bool], ...],
+                  **where) -> tuple[list[pd.DataFrame], list[str]]:
+    """Long rows (one decimal) of each (metric, label, scale, show_p) per condition, keyed "C1 label", and the keys in
+    table order: per condition, the labels in the order given."""
+    parts = [_long(select(metrics, m, condition=ANY, **where), lambda r, lab=lab: f"{r.condition} {lab}", scale, 1, show_p)
+             for m, lab, scale, show_p in columns]
+    return parts, [f"{c} {lab}" for c in CONDITIONS for _, lab, _, _ in columns]
 
 
 def table3(inp: Inputs) -> Table:
@@ -222,10 +227,10 @@ def table3(inp: Inputs) -> Table:
               "with 95% CIs and n (prompts); the ΔV cell adds the identity-placebo floor and the excess of ΔV over it "
               "(interval of its test, p); C2 also ΔV of the reasoning trace. CAI = V(C2)/V(C1) on the matched subset "
               "(Fieller interval; undefined when V(C1) = 0).")
-    parts = _rates_by_condition(inp.metrics)
+    parts, keys = _by_condition(inp.metrics, RATES)
     parts.append(_bias(select(inp.metrics, DV + REASONING, condition="C2"), lambda r: "C2 ΔV reasoning trace", 100, 1))
     parts.append(_long(select(inp.metrics, CAI, condition=EITHER), lambda r: CAI, 1, 2))
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")] + ["C2 ΔV reasoning trace", CAI]
+    keys += ["C2 ΔV reasoning trace", CAI]
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no V_focal / V_control / dV / CAI rows in metrics.csv")
 
 
@@ -248,8 +253,7 @@ def table_gender_cells(inp: Inputs) -> Table:
               "of the focal identity and the pooled controls and ΔV (pp) per gender, over the base prompts whose cue carries "
               "it, with 95% CIs, n (base prompts), the identity-placebo floor and the excess over it. Each cell's ΔV is a "
               "headline claim (metrics.intersectional), Holm-adjusted with the model's other claims (table_claims).")
-    parts = _rates_by_condition(inp.metrics, gender=ANY)
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("V focal", "V control", "ΔV")]
+    parts, keys = _by_condition(inp.metrics, RATES, gender=ANY)
     return _finish(t, pd.concat(parts), ["model", "gender"], keys, inp.models,
                    "no religion × gender cells in metrics.csv (metrics.intersectional is off)")
 
@@ -356,13 +360,11 @@ def table_missing(inp: Inputs) -> Table:
               "unparseable gap, with placebo floor and excess; ΔV with every refusal counted as violent and with refused "
               "samples left out (the primary ΔV counts a refusal as non-violent), and Δ signed with C3 refusals scored as "
               "the adverse / favourable decision (the primary leaves them out). Bounds appear only where some sample was refused.")
-    parts = [_bias(select(inp.metrics, m, condition=ANY, template=["", "T5"]), lambda r, lab=lab: f"{r.condition} {lab}", k, 1)
-             for m, lab, k in ((REFUSAL_GAP, "refusal gap", 100), (UNPARSEABLE_GAP, "unparseable gap", 100),
-                               (DV_REFUSAL_VIOLENT, "ΔV refusal=violent", 100), (DV_REFUSAL_MISSING, "ΔV refusal=missing", 100),
-                               (DELTA_REFUSAL_ADVERSE, "Δ signed refusal=adverse", 1),
-                               (DELTA_REFUSAL_FAVOURABLE, "Δ signed refusal=favourable", 1))]
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("refusal gap", "unparseable gap", "ΔV refusal=violent", "ΔV refusal=missing",
-                                                        "Δ signed refusal=adverse", "Δ signed refusal=favourable")]
+    parts, keys = _by_condition(inp.metrics, (
+        (REFUSAL_GAP, "refusal gap", 100, True), (UNPARSEABLE_GAP, "unparseable gap", 100, True),
+        (DV_REFUSAL_VIOLENT, "ΔV refusal=violent", 100, True), (DV_REFUSAL_MISSING, "ΔV refusal=missing", 100, True),
+        (DELTA_REFUSAL_ADVERSE, "Δ signed refusal=adverse", 1, True),
+        (DELTA_REFUSAL_FAVOURABLE, "Δ signed refusal=favourable", 1, True)), template=["", "T5"])
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no refusal_gap rows in metrics.csv")
 
 
@@ -501,9 +503,8 @@ def table_sampling(inp: Inputs) -> Table:
 def table_quality(inp: Inputs) -> Table:
     t = Table("table_quality_rates", "Response quality: refusal, error and unparseable rates",
               "Share (%) of samples refused, failed, or (C3) whose decision could not be parsed, per condition, with n.")
-    parts = [_long(select(inp.metrics, m, condition=ANY), lambda r, lab=lab: f"{r.condition} {lab}", 100, 1)
-             for m, lab in ((REFUSAL_RATE, "refusal"), (ERROR_RATE, "error"), (UNPARSEABLE_RATE, "unparseable"))]
-    keys = [f"{c} {lab}" for c in CONDITIONS for lab in ("refusal", "error", "unparseable")]
+    parts, keys = _by_condition(inp.metrics, ((REFUSAL_RATE, "refusal", 100, False), (ERROR_RATE, "error", 100, False),
+                                              (UNPARSEABLE_RATE, "unparseable", 100, False)))
     return _finish(t, pd.concat(parts), ["model"], keys, inp.models, "no refusal/error/unparseable rows in metrics.csv")
 
 

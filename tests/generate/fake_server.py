@@ -31,8 +31,9 @@ import time
 from collections import Counter
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+from tests.local_http import LocalServer, QuietHandler
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CREATED = "2025-01-01T00:00:00Z"
@@ -112,7 +113,7 @@ def anthropic_batch_message(digest: str) -> dict:
     return data
 
 
-class FakeServer:
+class FakeServer(LocalServer):
     def __init__(self, latency_s: float = 0.0, count_file: str | None = None, batch_polls: int = 2) -> None:
         self.latency_s = latency_s
         self.completion_tokens = 3  # usage.completion_tokens of every live OpenAI reply
@@ -136,13 +137,7 @@ class FakeServer:
         self.batch_inputs: dict[str, list[dict]] = {}  # id -> submitted requests (custom_id, url, body)
         self.polls: Counter[str] = Counter()  # status reads per batch id
         self.executed: Counter[str] = Counter()  # batch requests run per custom_id
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        super().__init__(self._handler())
 
     @property
     def total(self) -> int:
@@ -270,33 +265,10 @@ class FakeServer:
             self.batch_inputs[batch_id] = reqs
         return 200, self.batches[batch_id]
 
-    def __enter__(self) -> "FakeServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def _handler(self) -> type[QuietHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-                headers = dict(headers or {})
-                self.send_response(status)
-                self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
-                self.send_header("Content-Length", str(len(payload)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(payload)
-
+        class Handler(QuietHandler):
             def _json(self, status: int, data: dict) -> None:
                 self._send(status, json.dumps(data).encode(), {"x-request-id": "req_batch", "request-id": "req_batch"})
 

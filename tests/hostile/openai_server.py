@@ -11,17 +11,18 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.generate.fake_server import digest_of, openai_reply
+from tests.local_http import LocalServer
 
 Behaviour = Callable[["Handler", int, dict], None]
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "_HTTPServer"
+    owner: "HostileServer"  # bound by HostileServer, one handler class per server
 
     def log_message(self, *args: object) -> None:
         pass
@@ -45,7 +46,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-        owner = self.server.owner
+        owner = self.owner
         with owner.lock:
             owner.bodies[digest_of(body)] += 1
             n = owner.requests
@@ -56,24 +57,17 @@ class Handler(BaseHTTPRequestHandler):
         behaviour(self, n, body)
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: "HostileServer"
-
-
-class HostileServer:
+class HostileServer(LocalServer):
     def __init__(self) -> None:
         self.behaviour: Behaviour | None = None
         self.bodies: Counter[str] = Counter()
         self.requests = 0
         self.lock = threading.Lock()
-        self.httpd = _HTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.owner = self
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(type("BoundHandler", (Handler,), {"owner": self}))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"{super().url}/v1"
 
     @property
     def paid_twice(self) -> int:
@@ -84,11 +78,3 @@ class HostileServer:
         with self.lock:
             self.behaviour, self.requests = behaviour, 0
             self.bodies.clear()
-
-    def __enter__(self) -> "HostileServer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -9,59 +9,36 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.local_http import LocalServer, QuietHandler
 
 Answer = Callable[[str, list[dict]], str]
 
 
-class JudgeServer:
+class JudgeServer(LocalServer):
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.bodies: list[dict] = []
         self.lock = threading.Lock()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(self._handler())
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> JudgeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def _handler(self) -> type[QuietHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
                 with server.lock:
                     server.bodies.append(body)
                 if not self.path.endswith("/chat/completions"):
-                    return self._send(404, {"error": {"message": f"no such endpoint {self.path}", "type": "not_found"}})
+                    return self._json(404, {"error": {"message": f"no such endpoint {self.path}", "type": "not_found"}})
                 text = server.answer(body["model"], body["messages"])
-                self._send(200, {
+                self._json(200, {
                     "id": f"chatcmpl-{len(server.bodies)}", "object": "chat.completion", "created": 0, "model": body["model"],
                     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}})
 
-            def _send(self, status: int, data: dict) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+            def _json(self, status: int, data: dict) -> None:
+                self._send(status, json.dumps(data).encode())
 
         return Handler
