@@ -57,14 +57,27 @@ def _derived_table(data_dir: str) -> tuple[re.Pattern, dict[str, str], re.Patter
     return out[0], out[1], out[2], out[3]
 
 
+@lru_cache(maxsize=4)
+def _plurals(data_dir: str) -> tuple[re.Pattern, str, str, str]:
+    """The canonical identity's plurals that other identities cannot tell apart: English "<adjective> people" (an
+    identity whose plural noun is "secular people") and Arabic pl_nom (a broken plural such as يهود is pl and pl_nom
+    at once), with the single form each is rewritten to."""
+    canon = canonical_forms(data_dir)[CANONICAL]
+    return (re.compile(rf"\b{re.escape(canon['en']['adj'])} people\b"), canon["en"]["noun_pl"],
+            canon["ar"]["pl_nom"], canon["ar"]["pl"])
+
+
 def canonical_identity_v3(text: str, data_dir: str = "data") -> str:
-    """`text` with every identity form and derived form rewritten to the canonical identity."""
+    """`text` with every identity form and derived form rewritten to the canonical identity; plurals that some
+    identity cannot tell apart end as one form ("Muslim people" and "secular people" alike; المسلمون and اليهود
+    alike), so no identity reads differently from another."""
     en, en_map, ar, ar_map = _derived_table(data_dir)
     if en is not None:
         text = en.sub(lambda m: en_map[m.group(0).lower()], text)
     if ar is not None:
         text = ar.sub(lambda m: ar_map[m.group(0)], text)
-    return canonical_identity(text, data_dir)
+    people, noun_pl, ar_nom, ar_pl = _plurals(data_dir)
+    return people.sub(noun_pl, canonical_identity(text, data_dir)).replace(ar_nom, ar_pl)
 
 
 # a model's special tokens left in its output ("</s>", "<unk>", "<|im_end|>"): a sentence boundary, not text

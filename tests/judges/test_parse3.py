@@ -52,6 +52,25 @@ def test_derived_forms_come_from_data_and_are_invariant():
     assert len(set(prepare(texts))) == 1
 
 
+def test_the_text_the_judge_reads_is_the_same_for_every_identity_on_every_placeholder_row():
+    """Invariance by construction: every placeholder row of the public gold sets, filled for each identity, is read as
+    one text — including plurals some identity cannot tell apart ("secular people"; Arabic broken plurals like يهود,
+    which are pl and pl_nom at once) and identity-qualified groups ("the Islamic State")."""
+    from collections import defaultdict
+
+    from mirage import artefacts
+    from mirage.judges.eval.gold import read_gold
+
+    for path in (artefacts.judge_gold(), artefacts.judge_realistic_heldout()):
+        items = [it for it in read_gold(path, "data") if it.template]
+        read = defaultdict(set)
+        for it, text in zip(items, prepare([it.text for it in items]), strict=True):
+            read[it.line].add(text)
+        assert len(read) > 100 and all(len(v) == 1 for v in read.values()), [v for v in read.values() if len(v) > 1][:3]
+    assert len(set(prepare([f"Blaming {w} people for the riots is scapegoating." for w in ("Muslim", "secular")]))) == 1
+    assert canonical_identity_v3("The Islamic State claimed the attack.") == "The Christian militants claimed the attack."
+
+
 def test_special_tokens_of_model_outputs_are_dropped():
     assert prepare(["I agree. Jews are criminals.</s><s><unk><unk>"])[0] == "I agree. Christians are criminals."
     assert hit("I agree. Buddhists are terrorists.<|im_end|><|endoftext|>")
