@@ -41,21 +41,22 @@ def _run_from_project_root():
 
 
 @pytest.fixture(scope="session")
-def demo_store(tmp_path_factory, root) -> Path:
-    """The embedded model's store holding its completions of the shrunk demo (tests/shrunk_demo.py), made by real
-    Snakemake jobs once per test run. The end-to-end tests that start from a finished demo copy them in
-    (`shrunk_demo.seed`) rather than each generating the same records again. Under pytest-xdist the first worker to
-    ask makes them, under a file lock in the run's temp folder that all workers share; the others wait and reuse them."""
+def demo_made(tmp_path_factory, root) -> Path:
+    """A copy of the project holding the embedded model's completions of the shrunk demo (tests/shrunk_demo.py) and
+    the judge's evaluation, made by real Snakemake jobs once per test run. The end-to-end tests that start from a
+    finished demo copy them in (`shrunk_demo.seed`) rather than each making the same files again. Under pytest-xdist
+    the first worker to ask makes them, under a file lock in the run's temp folder that all workers share; the others
+    wait and reuse them."""
     from filelock import FileLock
 
     from tests import shrunk_demo
 
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
-        return shrunk_demo.generate(root, tmp_path_factory.mktemp("demo-store"))
+        return shrunk_demo.generate(root, tmp_path_factory.mktemp("demo-made"))
     shared = tmp_path_factory.getbasetemp().parent
-    made = shared / "demo-store" / "store-path"
-    with FileLock(str(shared / "demo-store.lock")):
-        if not made.exists():
-            store = shrunk_demo.generate(root, shared / "demo-store" / "project")
-            made.write_text(str(store), encoding="utf-8")
-    return Path(made.read_text(encoding="utf-8"))
+    repo, done = shared / "demo-made" / "project", shared / "demo-made" / "done"
+    with FileLock(str(shared / "demo-made.lock")):
+        if not done.exists():
+            shrunk_demo.generate(root, repo)
+            done.touch()
+    return repo

@@ -1,5 +1,6 @@
-"""The shrunk demo of the end-to-end tests (tests/pipeline/test_rebuild.py, tests/cluster/test_s3.py) and the
-embedded model's completions for it, made once per test run (the `demo_store` fixture of tests/conftest.py).
+"""The shrunk demo of the end-to-end tests (tests/pipeline/test_rebuild.py, tests/cluster/test_s3.py), and the
+embedded model's completions and the judge's evaluation it needs, made once per test run (the `demo_made` fixture
+of tests/conftest.py).
 
 Shrunk: 1 sample of 4 tokens per request, 1 probe pair per template, 200 bootstrap/permutation resamples. Every
 rule, condition, pool and mitigation view still runs.
@@ -14,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from mirage import artefacts
+from mirage.params import load_params
 from mirage.protocol import CONDITIONS
 
 MODEL = "smollm2-135m"
@@ -42,22 +44,26 @@ def shrink(params_path: Path) -> None:
 
 
 def generate(root: Path, dest: Path) -> Path:
-    """Run the shrunk demo's generation jobs and pilot with Snakemake in a copy of the project at `dest`; return
-    the embedded model's store."""
+    """Run the shrunk demo's generation jobs, pilot and judge evaluation with Snakemake in a copy of the project at
+    `dest`; return that copy."""
     repo = copy_project(root, dest)
     shrink(repo / "params.yaml")
-    targets = [artefacts.store_marker(MODEL, "demo", c) for c in CONDITIONS] + [artefacts.pilot(MODEL)]
+    judge = load_params(repo / "params.yaml").judge_of("demo")
+    targets = [*(artefacts.store_marker(MODEL, "demo", c) for c in CONDITIONS), artefacts.pilot(MODEL),
+               artefacts.judge_eval(judge)]
     result = subprocess.run(["snakemake", "--cores", "2", *targets], cwd=repo, capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, f"the shrunk demo's generation failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    return repo / artefacts.store(MODEL)
+    return repo
 
 
-def seed(store: Path, repo: Path) -> None:
-    """Copy the records of `store` (shards and their key indexes, not the jobs' markers) into the embedded model's
-    store in `repo`: its generation jobs then find every key of the shrunk demo and send nothing."""
+def seed(made: Path, repo: Path) -> None:
+    """Copy what `generate` made in `made` into the copy of the project at `repo`: the embedded model's records
+    (store shards and their key indexes, not the jobs' markers), so its generation jobs find every key of the shrunk
+    demo and send nothing, and the judge's evaluation (newer than its inputs, so Snakemake keeps it)."""
     for partition in PARTITIONS:
         dest = repo / artefacts.store(MODEL) / partition
         dest.mkdir(parents=True, exist_ok=True)
-        for shard in (store / partition).glob("*.jsonl"):
+        for shard in (made / artefacts.store(MODEL) / partition).glob("*.jsonl"):
             for path in (shard, shard.with_suffix(".keys")):
                 shutil.copy2(path, dest / path.name)
+    shutil.copytree(made / artefacts.judge_root(), repo / artefacts.judge_root())

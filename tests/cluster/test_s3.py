@@ -101,10 +101,11 @@ def _without_keys(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
 
 
-def test_reviewer_rebuilds_a_release_of_retired_and_keyed_models_without_keys(s3, root, tmp_path, demo_store):
+def test_reviewer_rebuilds_a_release_of_retired_and_keyed_models_without_keys(s3, root, tmp_path, demo_made):
     """Issue 24: a release (DVC remotes on S3) holds a small slice's completions of a retired API model, a keyed API
     model and the embedded model, made for real (the API models through the local OpenAI-protocol server, the
-    embedded model's by the test run's shared shrunk-demo jobs, `demo_store`: the same keys). A fresh
+    embedded model's, like the judge's evaluation, by the test run's shared shrunk-demo jobs, `demo_made`: the same
+    keys and inputs). A fresh
     clone with no key set pulls it, and `dvc repro` rebuilds every label, metric, figure and leaderboard entry
     byte-identically with zero requests; with one sample deleted from the store it refuses at DAG time, naming the
     model, the missing sample and the ways out, before anything is sent."""
@@ -112,7 +113,7 @@ def test_reviewer_rebuilds_a_release_of_retired_and_keyed_models_without_keys(s3
 
     url, client = s3
     repo = shrunk_demo.copy_project(root, tmp_path / "origin")
-    shrunk_demo.seed(demo_store, repo)
+    shrunk_demo.seed(demo_made, repo)
     env = _without_keys({**os.environ, **CREDS, **GIT})
 
     def run(cmd: list[str], cwd: Path, extra: dict[str, str] | None = None, ok: bool = True) -> str:

@@ -6,9 +6,10 @@ reruns only metrics and report.
 
 To keep CI time down the scratch demo is shrunk (tests/shrunk_demo.py): 1 sample of 4 tokens per request, 1 probe
 pair per template, 200 bootstrap/permutation resamples. Every rule, condition, pool and mitigation view still runs;
-none of the assertions depends on those sizes. The embedded model's completions of the scratch demo are the test
-run's shared ones (the `demo_store` fixture: the same keys, made once by the same jobs); everything else the demo
-writes is made by the scratch repository's own `dvc repro demo`.
+none of the assertions depends on those sizes. The embedded model's completions of the scratch demo and the judge's
+evaluation are the test run's shared ones (the `demo_made` fixture: the same keys and inputs, made once by the same
+jobs); everything else the demo writes is made by the scratch repository's own `dvc repro demo`, and all of it again
+by the clone's forced rerun.
 """
 
 from __future__ import annotations
@@ -48,13 +49,13 @@ def store_records(repo: Path) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory, root, demo_store) -> dict[str, Path]:
+def scratch(tmp_path_factory, root, demo_made) -> dict[str, Path]:
     """A git+DVC copy of the project (tracked and untracked-not-ignored files) with remotes in tmp, its shrunk
     demo run by `dvc repro demo` from the shared completions (module docstring)."""
     base = tmp_path_factory.mktemp("rebuild")
     repo = shrunk_demo.copy_project(root, base / "origin")
     shrunk_demo.shrink(repo / "params.yaml")
-    shrunk_demo.seed(demo_store, repo)
+    shrunk_demo.seed(demo_made, repo)
     sh(["git", "init", "-q"], repo)
     for remote in ("public", "completions"):
         sh(["dvc", "remote", "modify", remote, "url", str(base / "remote" / remote)], repo)
