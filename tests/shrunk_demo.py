@@ -56,11 +56,11 @@ def generate(root: Path, dest: Path) -> Path:
     return repo
 
 
-def seed(made: Path, repo: Path) -> None:
-    """Copy what `generate` made in `made` into the copy of the project at `repo`: the embedded model's records
-    (store shards and their key indexes, not the jobs' markers), so its generation jobs find every key of the shrunk
-    demo and send nothing, and the judge's evaluation (newer than its inputs, so Snakemake keeps it)."""
-    for partition in PARTITIONS:
+def seed(made: Path, repo: Path, partitions: tuple[str, ...] = PARTITIONS) -> None:
+    """Copy what `generate` made in `made` into the copy of the project at `repo`: the embedded model's records in
+    `partitions` (store shards and their key indexes, not the jobs' markers), so its generation jobs find every key
+    of the shrunk demo and send nothing, and the judge's evaluation (newer than its inputs, so Snakemake keeps it)."""
+    for partition in partitions:
         dest = repo / artefacts.store(MODEL) / partition
         dest.mkdir(parents=True, exist_ok=True)
         for shard in (made / artefacts.store(MODEL) / partition).glob("*.jsonl"):
