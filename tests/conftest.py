@@ -1,8 +1,9 @@
-"""Shared fixtures: the project root and a corpus built once per test session."""
+"""Shared fixtures: the project root, a corpus built once per test session and the shrunk demo's completions."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,25 @@ def _run_from_project_root():
     os.chdir(ROOT)
     yield
     os.chdir(old)
+
+
+@pytest.fixture(scope="session")
+def demo_made(tmp_path_factory, root) -> Path:
+    """A copy of the project holding the embedded model's completions of the shrunk demo (tests/shrunk_demo.py) and
+    the judge's evaluation, made by real Snakemake jobs once per test run. The end-to-end tests that start from a
+    finished demo copy them in (`shrunk_demo.seed`) rather than each making the same files again. Under pytest-xdist
+    the first worker to ask makes them, under a file lock in the run's temp folder that all workers share; the others
+    wait and reuse them."""
+    from filelock import FileLock
+
+    from tests import shrunk_demo
+
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return shrunk_demo.generate(root, tmp_path_factory.mktemp("demo-made"))
+    shared = tmp_path_factory.getbasetemp().parent
+    repo, done = shared / "demo-made" / "project", shared / "demo-made" / "done"
+    with FileLock(str(shared / "demo-made.lock")):
+        if not done.exists():
+            shrunk_demo.generate(root, repo)
+            done.touch()
+    return repo

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests import shrunk_demo
+
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 CREDS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
@@ -99,22 +101,19 @@ def _without_keys(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
 
 
-def test_reviewer_rebuilds_a_release_of_retired_and_keyed_models_without_keys(s3, root, tmp_path):
+def test_reviewer_rebuilds_a_release_of_retired_and_keyed_models_without_keys(s3, root, tmp_path, demo_made):
     """Issue 24: a release (DVC remotes on S3) holds a small slice's completions of a retired API model, a keyed API
-    model and the embedded model, made for real (the API models through the local OpenAI-protocol server). A fresh
+    model and the embedded model, made for real (the API models through the local OpenAI-protocol server, the
+    embedded model's, like the judge's evaluation, by the test run's shared shrunk-demo jobs, `demo_made`: the same
+    keys and inputs). A fresh
     clone with no key set pulls it, and `dvc repro` rebuilds every label, metric, figure and leaderboard entry
     byte-identically with zero requests; with one sample deleted from the store it refuses at DAG time, naming the
     model, the missing sample and the ways out, before anything is sent."""
     from tests.generate.fake_server import FakeServer
 
     url, client = s3
-    repo = tmp_path / "origin"
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=root,
-                           capture_output=True, text=True, check=True).stdout.split("\0")
-    for rel in filter(None, files):
-        if (root / rel).is_file():
-            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / rel, repo / rel)
+    repo = shrunk_demo.copy_project(root, tmp_path / "origin")
+    shrunk_demo.seed(demo_made, repo)
     env = _without_keys({**os.environ, **CREDS, **GIT})
 
     def run(cmd: list[str], cwd: Path, extra: dict[str, str] | None = None, ok: bool = True) -> str:

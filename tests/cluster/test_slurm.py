@@ -5,9 +5,10 @@ The whole `demo` target runs twice from scratch copies of the project: locally (
 GRES devices), so every job that declares `gpu` > 0 must have run in the partition its `slurm_partition` names
 (`gpu`) with CUDA_VISIBLE_DEVICES=0,1, every other job in `cpu` with none; which jobs those are comes from the
 resources Snakemake printed for each job, never from a list of rule names. Every file the demo writes must be
-byte-identical to the local run's (see `comparable` for the timing fields it masks). To keep CI time down both runs
-are shrunk alike: 1 sample of 4 tokens, the demo's baseline rows only (no RAG pools, cross-lingual variants or
-mitigation rows), 1 probe pair per template, 200 bootstrap/permutation resamples.
+byte-identical to the local run's (see `comparable` for the timing fields it masks); the local run starts with the
+judge's evaluation and the pilot's completions of the test run's shared demo (`local_run`). To keep CI time down
+both runs are shrunk alike: 1 sample of 4 tokens, the demo's baseline rows only (no RAG pools, cross-lingual variants
+or mitigation rows), 1 probe pair per template, 200 bootstrap/permutation resamples.
 
 What cannot run here, and stands in for it: there is no GPU, so the `gpu` partition's devices are copies of
 /dev/null and model jobs compute on the CPU (torch sees no CUDA); for the same reason the probe cannot run in
@@ -32,6 +33,7 @@ import yaml
 
 from mirage import artefacts
 from mirage.protocol import CONDITIONS
+from tests import shrunk_demo
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -48,16 +50,6 @@ def sh(cmd: list[str], cwd: Path, timeout: int = 1800) -> str:
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     return result.stdout + result.stderr
-
-
-def copy_project(root: Path, dest: Path) -> Path:
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                           cwd=root, capture_output=True, text=True, check=True).stdout.split("\0")
-    for rel in filter(None, files):
-        if (root / rel).is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / rel, dest / rel)
-    return dest
 
 
 def shrink(repo: Path, gpus: int | None = None) -> None:
@@ -185,15 +177,18 @@ def slurm(repo: Path, *targets: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def local_run(root, tmp_path_factory) -> Path:
-    """The shrunk demo run locally once: the reference for the SLURM run."""
-    repo = copy_project(root, tmp_path_factory.mktemp("local"))
+def local_run(root, tmp_path_factory, demo_made) -> Path:
+    """The shrunk demo run locally once: the reference for the SLURM run. It starts with the judge's evaluation and
+    the embedded model's pilot completions of the test run's shared demo (`demo_made`: the same inputs and keys,
+    made by local jobs), which the SLURM run makes itself."""
+    repo = shrunk_demo.copy_project(root, tmp_path_factory.mktemp("local"))
+    shrunk_demo.seed(demo_made, repo, partitions=("pilot",))
     build(repo, local)
     return repo
 
 
 def test_slurm_runs_the_demo_with_model_jobs_on_gpus_and_matches_a_local_run(cluster, local_run, root, tmp_path):
-    repo = copy_project(root, tmp_path / "slurm")
+    repo = shrunk_demo.copy_project(root, tmp_path / "slurm")
     out = build(repo, slurm)
     print(f"not run here: {NOT_RUN}")
 

@@ -4,9 +4,12 @@ run the demo with DVC, push, clone fresh, pull, run the pipeline again -> zero g
 identical metrics and figures; nothing-changed checks report nothing to do; one metrics parameter
 reruns only metrics and report.
 
-To keep CI time down the scratch demo is shrunk (`shrink`): 1 sample of 4 tokens per request, 1 probe pair per
-template, 200 bootstrap/permutation resamples. Every rule, condition, pool and mitigation view still runs; none of
-the assertions depends on those sizes.
+To keep CI time down the scratch demo is shrunk (tests/shrunk_demo.py): 1 sample of 4 tokens per request, 1 probe
+pair per template, 200 bootstrap/permutation resamples. Every rule, condition, pool and mitigation view still runs;
+none of the assertions depends on those sizes. The embedded model's completions of the scratch demo and the judge's
+evaluation are the test run's shared ones (the `demo_made` fixture: the same keys and inputs, made once by the same
+jobs); everything else the demo writes is made by the scratch repository's own `dvc repro demo`, and all of it again
+by the clone's forced rerun.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests import shrunk_demo
 
 pytestmark = pytest.mark.slow
 
@@ -34,15 +39,6 @@ def sh(cmd: list[str], cwd: Path, timeout: int = 900) -> str:
     return result.stdout + result.stderr
 
 
-def shrink(params_path: Path) -> None:
-    """The scratch demo's sizes (module docstring)."""
-    params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
-    params["slices"]["demo"].update(n_samples=1, max_tokens={"C1": 4, "C2": 4, "C3": 4})
-    params["probe"].update(bases_per_template=1, n_resamples=200)
-    params["metrics"].update(n_boot=200, n_perm=200)
-    params_path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
-
-
 def digest(paths: list[Path]) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(paths)}
 
@@ -53,18 +49,13 @@ def store_records(repo: Path) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory, root) -> dict[str, Path]:
-    """A git+DVC copy of the project (tracked and untracked-not-ignored files) with remotes in tmp."""
+def scratch(tmp_path_factory, root, demo_made) -> dict[str, Path]:
+    """A git+DVC copy of the project (tracked and untracked-not-ignored files) with remotes in tmp, its shrunk
+    demo run by `dvc repro demo` from the shared completions (module docstring)."""
     base = tmp_path_factory.mktemp("rebuild")
-    repo = base / "origin"
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                           cwd=root, capture_output=True, text=True, check=True).stdout.split("\0")
-    for rel in filter(None, files):
-        src = root / rel
-        if src.is_file():
-            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, repo / rel)
-    shrink(repo / "params.yaml")
+    repo = shrunk_demo.copy_project(root, base / "origin")
+    shrunk_demo.shrink(repo / "params.yaml")
+    shrunk_demo.seed(demo_made, repo)
     sh(["git", "init", "-q"], repo)
     for remote in ("public", "completions"):
         sh(["dvc", "remote", "modify", remote, "url", str(base / "remote" / remote)], repo)
@@ -115,7 +106,10 @@ def test_partial_release_pulls_what_exists_and_names_what_is_absent(scratch):
     assert scratch.get("pushed"), "runs after the push test, which made the demo-only release"
     clone = base / "partial"
     sh(["git", "clone", "-q", str(repo), str(clone)], base)
-    out = sh(["make", "pull"], clone)
+    # `make pull` with the environment running this suite as its VENV, taken as installed (--assume-old: a fresh
+    # clone's pyproject.toml is newer than any stamp), so the target's own commands run, not a second install
+    venv = Path(sys.prefix)
+    out = sh(["make", "pull", f"VENV={venv}", f"--assume-old={venv / '.installed'}"], clone)
     assert (clone / "results/report/demo/index.html").exists()
     assert "absent from the remotes" in out and "results/report/lite" in out and "results/report/demo" not in out.split("absent")[1]
 
