@@ -74,7 +74,7 @@ def main() -> None:
     for name, env in settings[args.no_spinning:]:
         env = {**env, "OMP_NUM_THREADS": str(args.threads)}
         alone, shared = measure(env, args, False), measure(env, args, True)
-        print(f"{name}: {alone['threads']} threads, wait policy {shared['wait_policy']}: alone {alone['tok_s']:.1f} tok/s, "
+        print(f"{name}: {alone['threads']} thread(s) alone, {shared['threads']} beside, wait policy {shared['wait_policy']}: alone {alone['tok_s']:.1f} tok/s, "
               f"beside one CPU-bound process {shared['tok_s']:.1f} tok/s, ratio {shared['tok_s'] / alone['tok_s']:.2f} "
               f"(n = {args.n} samples x {args.max_tokens} tokens each; {os.cpu_count()} cores, load average "
               f"{os.getloadavg()[0]:.1f} after)", flush=True)

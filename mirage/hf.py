@@ -11,6 +11,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -53,18 +54,40 @@ def verify_revision(model_id: str, revision: str | None, gguf_file: str | None) 
         raise ModelNotAvailable(f"{path}: sha256 {actual} does not match the pinned revision {revision}")
 
 
+def idle_cores(interval: float = 0.3) -> float | None:
+    """Cores the machine's other processes leave idle, from two readings of /proc/stat `interval` seconds apart
+    (None where there is no /proc/stat)."""
+    def reading() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as fh:
+            v = [int(x) for x in fh.readline().split()[1:9]]
+        return v[3] + v[4], sum(v)  # idle + iowait, all (user .. steal)
+
+    try:
+        idle0, all0 = reading()
+        time.sleep(interval)
+        idle1, all1 = reading()
+    except (OSError, ValueError, IndexError):
+        return None
+    return (os.cpu_count() or 1) * (idle1 - idle0) / (all1 - all0) if all1 > all0 else None
+
+
 def cpu_threads() -> int:
     """Set up CPU inference for a shared machine and return its thread count: the job's declared cores
-    (`OMP_NUM_THREADS`, which Snakemake sets to a rule's `threads`), else torch's own choice. OpenMP workers sleep
-    when idle (`OMP_WAIT_POLICY=PASSIVE`, unless set otherwise, before torch loads) instead of spinning against
-    the machine's other processes: spinning pools cut tokens/s several-fold under load
-    (benchmarks/bench_shared_cpu.py)."""
+    (`OMP_NUM_THREADS`, which Snakemake sets to a rule's `threads`), else torch's own choice, and never more than the
+    cores other processes leave idle when the model loads (at least 1): two threads beside a competitor wait for each
+    other at every step, one keeps a whole core. OpenMP workers sleep when idle (`OMP_WAIT_POLICY=PASSIVE`, unless set
+    otherwise, before torch loads) instead of spinning against the machine's other processes: spinning pools cut
+    tokens/s several-fold under load (benchmarks/bench_shared_cpu.py)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     import torch
 
     declared = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if declared.isdigit() and int(declared) > 0 and torch.get_num_threads() != int(declared):
-        torch.set_num_threads(int(declared))
+    n = int(declared) if declared.isdigit() and int(declared) > 0 else torch.get_num_threads()
+    idle = idle_cores() if n > 1 else None
+    if idle is not None:
+        n = max(1, min(n, round(idle)))
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
     return torch.get_num_threads()
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -68,6 +69,20 @@ def test_threads_follow_the_declared_cores_and_pools_do_not_spin():
     assert _threads({"OMP_NUM_THREADS": "1"}) == {"n": 1, "torch": 1, "policy": "PASSIVE"}  # as Snakemake declares
     assert _threads({"OMP_WAIT_POLICY": "ACTIVE"})["policy"] == "ACTIVE"  # a user's own choice is kept
     assert _threads({})["n"] >= 1
+
+
+def test_a_job_never_takes_more_threads_than_the_machine_leaves_idle():
+    """Two declared threads beside a busy loop on every core: one thread (two would wait for each other)."""
+    from mirage.hf import idle_cores
+
+    assert 0 <= idle_cores() <= (os.cpu_count() or 1) + 0.01
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+    try:
+        time.sleep(0.5)
+        assert _threads({"OMP_NUM_THREADS": "2"})["n"] == 1
+    finally:
+        for b in burners:
+            b.kill()
 
 
 @pytest.mark.slow
