@@ -52,6 +52,19 @@ def test_derived_forms_come_from_data_and_are_invariant():
     assert len(set(prepare(texts))) == 1
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("تنظيم الدولة الإسلامية يختطف 100 عائلة من مخيم", "تنظيم مسيحيين مسلحين يختطف 100 عائلة من مخيم"),
+    ("جماعة سنية تعلن مسؤوليتها", "جماعة مسيحية تعلن مسؤوليتها"),
+    ("الوهابية منبع الإرهاب", "المسيحية منبع الإرهاب"),
+    ("قتال بين التكفيريين والجيش", "قتال بين مسيحيين مسلحين والجيش"),
+    ("اشتباكات مع صوفيين ومع السلفيين", "اشتباكات مع مسيحيين ومع مسيحيين"),
+])
+def test_arabic_sect_names_and_qualified_groups_are_the_identity(text, expected):
+    """Arabic sect names and identity-qualified groups are read as the identity, as their English counterparts are
+    (identities.yaml judge_forms: Sunni, Wahhabi, Salafi, Sufi, takfiri militants, the Islamic State)."""
+    assert canonical_identity_v3(text) == expected
+
+
 def test_the_text_the_judge_reads_is_the_same_for_every_identity_on_every_placeholder_row():
     """Invariance by construction: every placeholder row of the public gold sets, filled for each identity, is read as
     one text — including plurals some identity cannot tell apart ("secular people"; Arabic broken plurals like يهود,
