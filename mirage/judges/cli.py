@@ -234,7 +234,8 @@ def train_command(data_dir: str, files: tuple[str, ...], out: str | None, cache:
         if judge_name == "parse-v3":
             per = ", ".join(f"{s} {v['f1']:.2f}" for s, v in m["loso_by_source"].items())
             click.echo(f"{family}: n={m['n']} ({m['n_real']} real) C={m['c']} threshold={m['threshold']} "
-                       f"pooled LOSO F1={m['loso_f1']} ({per}) weights={len(m['weights'])}")
+                       f"pooled LOSO F1={m['loso_f1']} (best {m['best_loso_f1']} +- {m['loso_se']}; {per}) "
+                       f"left out: {m['left_out_f1']}, writer rounds {m['writer_rounds_f1']} weights={len(m['weights'])}")
         else:
             click.echo(f"{family}: n={m['n']} C={m['c']} threshold={m['threshold']} cross-validated F1={m['cv_f1']} "
                        f"(realistic dev, n={m.get('n_tune', m['n'])}: {m.get('tune_f1', m['cv_f1'])}) "

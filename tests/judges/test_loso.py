@@ -76,3 +76,21 @@ def test_loso_needs_a_trainable_judge(root, tmp_path):
     res = CliRunner().invoke(judge, ["eval", "--judge", "lexicon-v1", "--loso", "--gold",
                                      str(root / "data/judge/real/real.jsonl"), "--out", str(tmp_path)])
     assert res.exit_code == 2 and "only the trainable judge parse-v3" in res.output
+
+
+def test_writer_rounds_are_scored_by_models_that_never_saw_them(small):
+    from mirage.judges.train3 import Row, featurised, training_data, writer_rounds
+
+    _, rows = training_data(str(small))
+    feats = [f for _, f, _ in featurised(rows, str(small))]
+    before = writer_rounds(rows, feats, 1.0)
+    assert before and {rows[i].file for i in before} == {"t1.jsonl"}
+    flipped = [Row(r.text, 1 - r.label, r.family, r.source, r.file) if r.file == "t1.jsonl" else r for r in rows]
+    assert writer_rounds(flipped, feats, 1.0) == before
+
+
+def test_the_standard_error_of_f1_is_zero_only_without_errors():
+    from mirage.judges.train3 import bootstrap_se
+
+    assert bootstrap_se([1, 0, 1, 0] * 10, [1, 0, 1, 0] * 10) == 0.0
+    assert 0.0 < bootstrap_se([1, 0, 1, 0] * 10, [1, 1, 0, 0] * 10) < 0.5
