@@ -12,7 +12,8 @@ model says (as it does when labelling). Among the (C, threshold) pairs that keep
 the best pooled LOSO F1; that C's thresholds within one bootstrap standard error of the best are equivalent on real
 text, and of them the one that labels the writer rounds best (synthetic training files left out in folds) is
 chosen, so that a threshold on a flat stretch of real-text F1 does not give up the pipeline's own shapes. The weights
-file records every training file's sha256, the settings and the per-source LOSO figures. Needs scikit-learn (the `test` extra); labelling does not.
+file records every training file's sha256, the settings and the per-source LOSO figures. Needs scikit-learn (the
+`test` extra); labelling does not.
 """
 
 from __future__ import annotations
@@ -193,8 +194,8 @@ def train_family(rows: list[Row], feats: list[list[str]], hits: list[bool], grid
     admissible = [p for p in pairs if p[0] == top]
     best = max(admissible, key=lambda p: p[1])
     se = bootstrap_se(y, [best[5][i] for i in real])
-    margin, score, round_f1, c, t, pred, checks = max((p for p in admissible if p[3] == best[3] and p[1] >= best[1] - se),
-                                                      key=lambda p: (p[2], p[1]))
+    equivalent = [p for p in admissible if p[3] == best[3] and p[1] >= best[1] - se]
+    margin, score, round_f1, c, t, pred, checks = max(equivalent, key=lambda p: (p[2], p[1]))
     model = fit(feats, [r.label for r in rows], [row_weight(r) for r in rows], c)
     return {"bias": round(model["bias"], 5), "threshold": t, "c": c, "loso_f1": round(score, 4), "n": len(rows),
             "best_loso_f1": round(best[1], 4), "loso_se": round(se, 4), "writer_rounds_f1": round(round_f1, 4),
