@@ -28,7 +28,17 @@ import numpy as np
 from scipy.sparse import csr_matrix, hstack
 
 from mirage.judges.train import data_record
-from mirage.judges.train3 import CONSTRAINTS, SEED, SYNTHETIC_WEIGHT, THRESHOLDS, Row, _f1, featurised, training_data
+from mirage.judges.train3 import (
+    CONSTRAINTS,
+    SEED,
+    SYNTHETIC_WEIGHT,
+    THRESHOLDS,
+    Row,
+    _f1,
+    featurised,
+    training_data,
+    writer_folds,
+)
 
 CACHE = Path.home() / ".cache" / "mirage"
 
@@ -134,18 +144,11 @@ def evaluate(design, rows: list[Row], hits: list[bool], fam_ix: list[int], famil
         train = [i for i in fam_ix if not (rows[i].synthetic and rows[i].file in out)]
         held[name] = (dict(zip(test, design(rows, train, test), strict=True)), floor)
     rounds: dict[int, float] = {}
-    for fold in writer_folds(rows, fam_ix):
+    for fold in writer_folds([rows[i] for i in fam_ix]):
         test = [i for i in fam_ix if rows[i].synthetic and rows[i].file in fold]
         train = [i for i in fam_ix if not (rows[i].synthetic and rows[i].file in fold)]
         rounds.update(zip(test, design(rows, train, test), strict=True))
     return choose(rows, hits, real, probs, held, rounds) | {"raw": (probs, held, rounds)}
-
-
-def writer_folds(rows: list[Row], fam_ix: list[int], k: int = 5) -> list[set[str]]:
-    """The synthetic training files (`t*.jsonl`, one writer round each) in `k` folds: a realistic-shape estimate
-    from rounds the model never saw (the realistic dev split is where parse-v2's rules were written)."""
-    files = sorted({rows[i].file for i in fam_ix if rows[i].synthetic and rows[i].file.startswith("t")})
-    return [set(files[j::k]) for j in range(k)] if files else []
 
 
 def choose(rows: list[Row], hits: list[bool], real: list[int], probs: dict[int, float], held: dict,
@@ -326,7 +329,7 @@ def routed(rows: list[Row], hits: list[bool], X, real_expert: np.ndarray, family
     groups = [{i for i in everything if not rows[i].synthetic and rows[i].source == s}
               for s in sorted({r.source for r in rows if not r.synthetic})]
     groups += [set(q) for q, _ in held.values()] + [{i for i in everything if rows[i].synthetic and rows[i].file in f}
-                                                     for f in writer_folds(rows, everything)]
+                                                     for f in writer_folds(rows)]
     n_real = sum(not r.synthetic for r in rows)
     w = np.array([1.0 if r.synthetic else (len(rows) - n_real) / n_real for r in rows])
     route = np.zeros(len(rows))

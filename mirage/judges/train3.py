@@ -139,12 +139,18 @@ def left_out(rows: list[Row], feats: list[list[str]], c: float, train_out: tuple
     return dict(zip(test, _probabilities(model, [feats[i] for i in test]), strict=True))
 
 
-def writer_rounds(rows: list[Row], feats: list[list[str]], c: float, k: int = WRITER_FOLDS) -> dict[int, float]:
-    """Probabilities of the synthetic training files (`t*.jsonl`, one writer round each), in `k` folds, each fold from a
-    model trained without it: realistic-shape text from rounds the model never saw."""
+def writer_folds(rows: list[Row], k: int = WRITER_FOLDS) -> list[set[str]]:
+    """The synthetic training files (`t*.jsonl`, one writer round each) in `k` folds (fewer when there are fewer
+    files)."""
     files = sorted({r.file for r in rows if r.synthetic and r.file.startswith("t")})
+    return [set(files[j::k]) for j in range(min(k, len(files)))]
+
+
+def writer_rounds(rows: list[Row], feats: list[list[str]], c: float) -> dict[int, float]:
+    """Probabilities of the writer rounds (`writer_folds`), each fold from a model trained without it:
+    realistic-shape text from rounds the model never saw."""
     out: dict[int, float] = {}
-    for fold in (set(files[j::k]) for j in range(min(k, len(files)))):
+    for fold in writer_folds(rows):
         test = [i for i, r in enumerate(rows) if r.synthetic and r.file in fold]
         train = [i for i, r in enumerate(rows) if not (r.synthetic and r.file in fold)]
         model = fit([feats[i] for i in train], [rows[i].label for i in train], [row_weight(rows[i]) for i in train], c)
